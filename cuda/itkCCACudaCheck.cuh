@@ -1,0 +1,65 @@
+/*=========================================================================
+ *  Error checking for every CUDA runtime call and kernel launch of the CUDA engine.
+ *=========================================================================*/
+#ifndef itkCCACudaCheck_cuh
+#define itkCCACudaCheck_cuh
+
+#include "itkCCAEngine.h"
+
+#include <cuda_runtime.h>
+
+#include <sstream>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+/** Throws EngineError naming the failed call; out-of-memory gets its own wording so that users
+ * see at once that the image is too large for the device rather than a generic CUDA failure. */
+[[noreturn]] inline void
+ThrowCudaError(cudaError_t status, const char * what, const char * file, int line)
+{
+  std::ostringstream msg;
+  if (status == cudaErrorMemoryAllocation)
+  {
+    msg << "GPU out of memory in " << what;
+  }
+  else
+  {
+    msg << "CUDA error in " << what;
+  }
+  msg << ": " << cudaGetErrorName(status) << " (" << cudaGetErrorString(status) << ") at " << file << ':' << line;
+  throw EngineError(msg.str());
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+/** Checks a CUDA runtime call. */
+#define CCA_CUDA_CHECK(call)                                                          \
+  do                                                                                  \
+  {                                                                                   \
+    const cudaError_t ccaStatus_ = (call);                                            \
+    if (ccaStatus_ != cudaSuccess)                                                    \
+    {                                                                                 \
+      ::itk::cca::cuda::ThrowCudaError(ccaStatus_, #call, __FILE__, __LINE__);        \
+    }                                                                                 \
+  } while (false)
+
+/** Checks the launch that was just made (configuration errors show up here, asynchronous
+ * execution errors at the next synchronizing call, which is itself checked). */
+#define CCA_CUDA_CHECK_LAUNCH(kernelName)                                             \
+  do                                                                                  \
+  {                                                                                   \
+    const cudaError_t ccaStatus_ = cudaGetLastError();                                \
+    if (ccaStatus_ != cudaSuccess)                                                    \
+    {                                                                                 \
+      ::itk::cca::cuda::ThrowCudaError(ccaStatus_, "launch of " kernelName, __FILE__, __LINE__); \
+    }                                                                                 \
+  } while (false)
+
+#endif

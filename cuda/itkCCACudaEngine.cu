@@ -1,0 +1,567 @@
+/*=========================================================================
+ *  The CUDA engine: FLSL segment detection, lock-free union-find over runs, features voted with
+ *  conflict detection (FLSL+CD), consecutive raster-order labels written in the output pixel type.
+ *  ITK-free; reached through itkCCAEngine.h.
+ *=========================================================================*/
+#include "itkCCAEngine.h"
+
+#include "itkCCACudaCheck.cuh"
+#include "itkCCADeviceGeometry.cuh"
+#include "itkCCAFlslFeaturesCD.cuh"
+#include "itkCCAFlslMerge.cuh"
+#include "itkCCAFlslSegments.cuh"
+#include "itkCCALabelWriter.cuh"
+
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+namespace
+{
+
+constexpr unsigned BlockSize = 256;
+
+/** Calls f(T{}) with the C++ type of `kind`. */
+template <typename F>
+void
+DispatchScalar(ScalarKind kind, F && f)
+{
+  switch (kind)
+  {
+    case ScalarKind::UInt8:
+      return f(std::uint8_t{});
+    case ScalarKind::Int8:
+      return f(std::int8_t{});
+    case ScalarKind::UInt16:
+      return f(std::uint16_t{});
+    case ScalarKind::Int16:
+      return f(std::int16_t{});
+    case ScalarKind::UInt32:
+      return f(std::uint32_t{});
+    case ScalarKind::Int32:
+      return f(std::int32_t{});
+    case ScalarKind::UInt64:
+      return f(std::uint64_t{});
+    case ScalarKind::Int64:
+      return f(std::int64_t{});
+    case ScalarKind::Float32:
+      return f(float{});
+    case ScalarKind::Float64:
+      return f(double{});
+  }
+  throw EngineError("unknown pixel type");
+}
+
+/** A device allocation that only grows: buffers are reused across Analyze() calls of the same size. */
+class DeviceBuffer
+{
+public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &
+  operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() { cudaFree(m_Data); } // errors at teardown cannot be reported; nothing to do with them
+
+  void
+  Reserve(std::size_t bytes, const char * what)
+  {
+    if (bytes <= m_Capacity)
+    {
+      return;
+    }
+    CCA_CUDA_CHECK(cudaFree(m_Data));
+    m_Data = nullptr;
+    m_Capacity = 0;
+    const cudaError_t status = cudaMalloc(&m_Data, bytes);
+    if (status != cudaSuccess)
+    {
+      cudaGetLastError(); // clear the (non-sticky) allocation error
+      std::ostringstream msg;
+      msg << "GPU out of memory: could not allocate " << bytes << " bytes for " << what << " ("
+          << cudaGetErrorString(status) << ")";
+      throw EngineError(msg.str());
+    }
+    m_Capacity = bytes;
+  }
+
+  template <typename T>
+  T *
+  As() const
+  {
+    return static_cast<T *>(m_Data);
+  }
+
+private:
+  void *      m_Data = nullptr;
+  std::size_t m_Capacity = 0;
+};
+
+/** Host<->device copies through two pinned staging buffers, so that the copy into pinned memory of
+ * one chunk overlaps the DMA of the other and user buffers never need page-locking. */
+class PinnedStaging
+{
+public:
+  static constexpr std::size_t ChunkBytes = std::size_t{ 8 } << 20;
+
+  PinnedStaging() = default;
+  PinnedStaging(const PinnedStaging &) = delete;
+  PinnedStaging &
+  operator=(const PinnedStaging &) = delete;
+  ~PinnedStaging()
+  {
+    for (int i = 0; i < 2; ++i)
+    {
+      cudaFreeHost(m_Host[i]);
+      if (m_Done[i])
+      {
+        cudaEventDestroy(m_Done[i]);
+      }
+    }
+  }
+
+  void
+  Initialize()
+  {
+    for (int i = 0; i < 2; ++i)
+    {
+      if (!m_Host[i])
+      {
+        CCA_CUDA_CHECK(cudaMallocHost(&m_Host[i], ChunkBytes));
+      }
+      if (!m_Done[i])
+      {
+        CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_Done[i], cudaEventDisableTiming));
+      }
+    }
+  }
+
+  void
+  ToDevice(void * device, const void * host, std::size_t bytes, cudaStream_t stream)
+  {
+    const auto * src = static_cast<const char *>(host);
+    auto *       dst = static_cast<char *>(device);
+    for (std::size_t offset = 0, i = 0; offset < bytes; offset += ChunkBytes, ++i)
+    {
+      const int         slot = static_cast<int>(i % 2);
+      const std::size_t n = std::min(ChunkBytes, bytes - offset);
+      CCA_CUDA_CHECK(cudaEventSynchronize(m_Done[slot])); // the slot's previous DMA has finished
+      std::memcpy(m_Host[slot], src + offset, n);
+      CCA_CUDA_CHECK(cudaMemcpyAsync(dst + offset, m_Host[slot], n, cudaMemcpyHostToDevice, stream));
+      CCA_CUDA_CHECK(cudaEventRecord(m_Done[slot], stream));
+    }
+  }
+
+  void
+  ToHost(void * host, const void * device, std::size_t bytes, cudaStream_t stream)
+  {
+    const auto * src = static_cast<const char *>(device);
+    auto *       dst = static_cast<char *>(host);
+    const std::size_t chunks = (bytes + ChunkBytes - 1) / ChunkBytes;
+    auto enqueue = [&](std::size_t i) {
+      const int         slot = static_cast<int>(i % 2);
+      const std::size_t offset = i * ChunkBytes;
+      CCA_CUDA_CHECK(cudaMemcpyAsync(
+        m_Host[slot], src + offset, std::min(ChunkBytes, bytes - offset), cudaMemcpyDeviceToHost, stream));
+      CCA_CUDA_CHECK(cudaEventRecord(m_Done[slot], stream));
+    };
+    if (chunks > 0)
+    {
+      enqueue(0);
+    }
+    for (std::size_t i = 0; i < chunks; ++i)
+    {
+      if (i + 1 < chunks)
+      {
+        enqueue(i + 1);
+      }
+      const int         slot = static_cast<int>(i % 2);
+      const std::size_t offset = i * ChunkBytes;
+      CCA_CUDA_CHECK(cudaEventSynchronize(m_Done[slot]));
+      std::memcpy(dst + offset, m_Host[slot], std::min(ChunkBytes, bytes - offset));
+    }
+  }
+
+private:
+  void *      m_Host[2] = { nullptr, nullptr };
+  cudaEvent_t m_Done[2] = { nullptr, nullptr };
+};
+
+unsigned
+GridFor(std::uint64_t threads, int multiprocessors)
+{
+  const std::uint64_t blocks = (threads + BlockSize - 1) / BlockSize;
+  const std::uint64_t cap = static_cast<std::uint64_t>(std::max(multiprocessors, 1)) * 32u;
+  return static_cast<unsigned>(std::max<std::uint64_t>(1, std::min(blocks, cap)));
+}
+
+class CudaEngine final : public Engine
+{
+public:
+  explicit CudaEngine(int deviceId)
+    : m_DeviceId(deviceId)
+  {
+    CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+    CCA_CUDA_CHECK(cudaGetDeviceProperties(&m_Properties, m_DeviceId));
+    if (m_Properties.major < 7)
+    {
+      std::ostringstream msg;
+      msg << "CUDA device " << deviceId << " (" << m_Properties.name << ", compute capability "
+          << m_Properties.major << '.' << m_Properties.minor
+          << ") is too old: the CUDA engine needs compute capability 7.0 or newer (__match_any_sync)";
+      throw EngineUnavailable(msg.str());
+    }
+    CCA_CUDA_CHECK(cudaStreamCreateWithFlags(&m_Stream, cudaStreamNonBlocking));
+    m_Staging.Initialize();
+    CCA_CUDA_CHECK(cudaMallocHost(&m_HostScalars, 2 * sizeof(std::uint32_t)));
+  }
+
+  ~CudaEngine() override
+  {
+    cudaFreeHost(m_HostScalars);
+    if (m_Stream)
+    {
+      cudaStreamDestroy(m_Stream);
+    }
+  }
+
+  std::string
+  GetName() const override
+  {
+    return "CUDA";
+  }
+
+  std::string
+  GetDescription() const override
+  {
+    std::ostringstream s;
+    s << "CUDA engine (FLSL+CD) on device " << m_DeviceId << ": " << m_Properties.name << " (sm_"
+      << m_Properties.major << m_Properties.minor << ')';
+    return s.str();
+  }
+
+  std::uint64_t
+  Analyze(const LabelingRequest & request) override
+  {
+    m_Analyzed = false;
+    ValidateRequest(request);
+    CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+
+    const std::uint64_t numPixels = request.NumberOfPixels();
+    DeviceGeometry &    g = m_Geometry;
+    g.width = static_cast<std::uint32_t>(request.size[0]);
+    g.height = static_cast<std::uint32_t>(request.size[1]);
+    g.depth = static_cast<std::uint32_t>(request.size[2]);
+    g.numRows = g.height * g.depth;
+    g.wordsPerRow = (g.width + 31u) / 32u;
+    const std::uint64_t numWords = static_cast<std::uint64_t>(g.numRows) * g.wordsPerRow;
+    if (numWords >= 0xffffffffu)
+    {
+      throw EngineUnavailable("the image's rows need 2^32 or more bitmask words, beyond the CUDA engine's 32-bit index type");
+    }
+    g.numWords = static_cast<std::uint32_t>(numWords);
+    const int sms = m_Properties.multiProcessorCount;
+
+    // 1. Pixels to the device through pinned staging; foreground bits (input != 0, mask != 0).
+    m_Bits.Reserve(numWords * sizeof(std::uint32_t), "the foreground bitmask");
+    // One pixel buffer takes the input, then the mask: the input is in the bitmask by then. Sized once
+    // for both, so that no reallocation can free it under a kernel still reading it.
+    const std::size_t inputBytes = numPixels * ScalarKindSize(request.inputKind);
+    const std::size_t maskBytes = request.mask ? numPixels * ScalarKindSize(request.maskKind) : 0;
+    m_Pixels.Reserve(std::max(inputBytes, maskBytes), "the input image");
+    DispatchScalar(request.inputKind, [&](auto tag) {
+      using T = decltype(tag);
+      m_Staging.ToDevice(m_Pixels.As<void>(), request.input, numPixels * sizeof(T), m_Stream);
+      BuildForegroundBitsKernel<T>
+        <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(m_Pixels.As<T>(), m_Bits.As<std::uint32_t>(), g);
+      CCA_CUDA_CHECK_LAUNCH("BuildForegroundBitsKernel");
+    });
+    if (request.mask)
+    {
+      DispatchScalar(request.maskKind, [&](auto tag) {
+        using M = decltype(tag);
+        m_Staging.ToDevice(m_Pixels.As<void>(), request.mask, numPixels * sizeof(M), m_Stream);
+        ApplyMaskKernel<M>
+          <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(m_Pixels.As<M>(), m_Bits.As<std::uint32_t>(), g);
+        CCA_CUDA_CHECK_LAUNCH("ApplyMaskKernel");
+      });
+    }
+
+    // 2. Run starts per word, scanned into each word's first run id; the total is the run count.
+    m_FirstRun.Reserve((numWords + 1) * sizeof(std::uint32_t), "run offsets");
+    std::uint32_t * firstRun = m_FirstRun.As<std::uint32_t>();
+    CCA_CUDA_CHECK(cudaMemsetAsync(firstRun + numWords, 0, sizeof(std::uint32_t), m_Stream));
+    CountRunStartsKernel<<<GridFor(numWords, sms), BlockSize, 0, m_Stream>>>(m_Bits.As<std::uint32_t>(), firstRun, g);
+    CCA_CUDA_CHECK_LAUNCH("CountRunStartsKernel");
+    ExclusiveScan(firstRun, numWords + 1);
+    const std::uint32_t numRuns = ReadDeviceScalar(firstRun + numWords);
+
+    m_Features.clear();
+    m_NumberOfComponents = 0;
+    if (numRuns > 0)
+    {
+      // 3. Runs, union-find over runs of neighbouring rows.
+      m_RunBegin.Reserve(numRuns * sizeof(std::uint32_t), "runs");
+      m_RunEnd.Reserve(numRuns * sizeof(std::uint32_t), "runs");
+      m_RunRow.Reserve(numRuns * sizeof(std::uint32_t), "runs");
+      m_Parent.Reserve(numRuns * sizeof(std::uint32_t), "the union-find forest");
+      m_RootLabel.Reserve((numRuns + 1) * sizeof(std::uint32_t), "component labels");
+      std::uint32_t * parent = m_Parent.As<std::uint32_t>();
+      std::uint32_t * rootLabel = m_RootLabel.As<std::uint32_t>();
+
+      EmitRunsKernel<<<GridFor(numWords, sms), BlockSize, 0, m_Stream>>>(m_Bits.As<std::uint32_t>(),
+                                                                          firstRun,
+                                                                          m_RunBegin.As<std::uint32_t>(),
+                                                                          m_RunEnd.As<std::uint32_t>(),
+                                                                          m_RunRow.As<std::uint32_t>(),
+                                                                          parent,
+                                                                          g);
+      CCA_CUDA_CHECK_LAUNCH("EmitRunsKernel");
+      const NeighbourRows neighbours = MakeNeighbourRows(request);
+      if (neighbours.count > 0 && g.numRows > 1)
+      {
+        MergeRunsKernel<<<GridFor(numWords, sms), BlockSize, 0, m_Stream>>>(
+          m_Bits.As<std::uint32_t>(), firstRun, parent, g, neighbours);
+        CCA_CUDA_CHECK_LAUNCH("MergeRunsKernel");
+      }
+
+      // 4. Roots numbered in raster order.
+      CCA_CUDA_CHECK(cudaMemsetAsync(rootLabel + numRuns, 0, sizeof(std::uint32_t), m_Stream));
+      FlattenAndMarkRootsKernel<<<GridFor(numRuns, sms), BlockSize, 0, m_Stream>>>(parent, rootLabel, numRuns);
+      CCA_CUDA_CHECK_LAUNCH("FlattenAndMarkRootsKernel");
+      ExclusiveScan(rootLabel, std::uint64_t{ numRuns } + 1);
+      m_NumberOfComponents = ReadDeviceScalar(rootLabel + numRuns);
+
+      // 5. Labels per run and features per component.
+      const std::uint64_t k = m_NumberOfComponents;
+      m_FeatureSums.Reserve(4 * k * sizeof(unsigned long long), "component features");
+      m_FeatureBoxes.Reserve(6 * k * sizeof(std::uint32_t), "component features");
+      DeviceFeatures f;
+      f.numberOfPixels = m_FeatureSums.As<unsigned long long>();
+      for (int d = 0; d < 3; ++d)
+      {
+        f.indexSum[d] = f.numberOfPixels + (d + 1) * k;
+        f.boundingBoxMin[d] = m_FeatureBoxes.As<std::uint32_t>() + d * k;
+        f.boundingBoxMax[d] = m_FeatureBoxes.As<std::uint32_t>() + (3 + d) * k;
+      }
+      CCA_CUDA_CHECK(cudaMemsetAsync(f.numberOfPixels, 0, 4 * k * sizeof(unsigned long long), m_Stream));
+      CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMin[0], 0xff, 3 * k * sizeof(std::uint32_t), m_Stream));
+      CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMax[0], 0, 3 * k * sizeof(std::uint32_t), m_Stream));
+      LabelRunsAndVoteFeaturesKernel<<<GridFor(numRuns, sms), BlockSize, 0, m_Stream>>>(
+        parent, rootLabel, m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(),
+        numRuns, g, f);
+      CCA_CUDA_CHECK_LAUNCH("LabelRunsAndVoteFeaturesKernel");
+
+      std::vector<unsigned long long> sums(4 * k);
+      std::vector<std::uint32_t>      boxes(6 * k);
+      CCA_CUDA_CHECK(cudaMemcpyAsync(
+        sums.data(), f.numberOfPixels, sums.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, m_Stream));
+      CCA_CUDA_CHECK(cudaMemcpyAsync(
+        boxes.data(), f.boundingBoxMin[0], boxes.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
+      CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+      m_Features.resize(k);
+      for (std::uint64_t i = 0; i < k; ++i)
+      {
+        ComponentFeatures & c = m_Features[i];
+        c.numberOfPixels = sums[i];
+        for (unsigned d = 0; d < MaxDimension; ++d)
+        {
+          c.indexSum[d] = sums[(d + 1) * k + i];
+          c.boundingBoxMin[d] = boxes[d * k + i];
+          c.boundingBoxMax[d] = boxes[(3 + d) * k + i];
+        }
+      }
+    }
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    m_NumberOfRuns = numRuns;
+    m_Analyzed = true;
+    return m_NumberOfComponents;
+  }
+
+  const std::vector<ComponentFeatures> &
+  GetFeatures() const override
+  {
+    return m_Features;
+  }
+
+  void
+  WriteLabels(const LabelOutput & output) override
+  {
+    if (!m_Analyzed)
+    {
+      throw EngineError("WriteLabels() called before a successful Analyze()");
+    }
+    if (!output.data)
+    {
+      throw EngineError("WriteLabels() needs an output buffer");
+    }
+    CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+    const DeviceGeometry & g = m_Geometry;
+    const std::uint64_t    numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
+    DispatchScalar(output.kind, [&](auto tag) {
+      using T = decltype(tag);
+      T background;
+      std::memcpy(&background, &output.backgroundBits, sizeof(T));
+      m_Labels.Reserve(numPixels * sizeof(T), "the label image");
+      // Without runs the run arrays may be unallocated; the kernel never reads them then.
+      WriteLabelsKernel<T><<<GridFor(std::uint64_t{ g.numWords } * 32u, m_Properties.multiProcessorCount),
+                             BlockSize,
+                             0,
+                             m_Stream>>>(m_Bits.As<std::uint32_t>(),
+                                         m_FirstRun.As<std::uint32_t>(),
+                                         m_Parent.As<std::uint32_t>(),
+                                         m_Labels.As<T>(),
+                                         background,
+                                         output.skipValue,
+                                         g);
+      CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
+      m_Staging.ToHost(output.data, m_Labels.As<void>(), numPixels * sizeof(T), m_Stream);
+    });
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+  }
+
+private:
+  static void
+  ValidateRequest(const LabelingRequest & request)
+  {
+    if (request.dimension < 1 || request.dimension > MaxDimension)
+    {
+      throw EngineError("the CUDA engine handles images of 1 to 3 dimensions");
+    }
+    if (!request.input)
+    {
+      throw EngineError("no input buffer");
+    }
+    for (unsigned d = 0; d < MaxDimension; ++d)
+    {
+      if (request.size[d] == 0)
+      {
+        throw EngineError("empty image region");
+      }
+      if (request.size[d] >= 0xffffffffull)
+      {
+        throw EngineUnavailable("an image side of 2^32 pixels or more exceeds the CUDA engine's 32-bit index type");
+      }
+    }
+    if (request.NumberOfPixels() >= 0xffffffffull)
+    {
+      std::ostringstream msg;
+      msg << "the image has " << request.NumberOfPixels()
+          << " pixels, more than the CUDA engine's 32-bit index type holds (2^32 - 1)";
+      throw EngineUnavailable(msg.str());
+    }
+  }
+
+  static NeighbourRows
+  MakeNeighbourRows(const LabelingRequest & request)
+  {
+    NeighbourRows n{};
+    n.fullyConnected = request.fullyConnected;
+    auto add = [&n](int dy, int dz) {
+      n.dy[n.count] = dy;
+      n.dz[n.count] = dz;
+      ++n.count;
+    };
+    add(-1, 0);
+    if (request.size[2] > 1)
+    {
+      add(0, -1);
+      if (request.fullyConnected)
+      {
+        add(-1, -1);
+        add(+1, -1);
+      }
+    }
+    return n;
+  }
+
+  void
+  ExclusiveScan(std::uint32_t * data, std::uint64_t count)
+  {
+    std::size_t tempBytes = 0;
+    CCA_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, tempBytes, data, data, count, m_Stream));
+    m_ScanTemp.Reserve(std::max<std::size_t>(tempBytes, 1), "scan workspace");
+    CCA_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(m_ScanTemp.As<void>(), tempBytes, data, data, count, m_Stream));
+  }
+
+  std::uint32_t
+  ReadDeviceScalar(const std::uint32_t * device)
+  {
+    CCA_CUDA_CHECK(cudaMemcpyAsync(m_HostScalars, device, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    return m_HostScalars[0];
+  }
+
+  int            m_DeviceId;
+  cudaDeviceProp m_Properties{};
+  cudaStream_t   m_Stream = nullptr;
+  PinnedStaging  m_Staging;
+  std::uint32_t * m_HostScalars = nullptr;
+
+  DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
+    m_FeatureSums, m_FeatureBoxes, m_Labels;
+
+  DeviceGeometry                 m_Geometry{};
+  bool                           m_Analyzed = false;
+  std::uint32_t                  m_NumberOfRuns = 0;
+  std::uint64_t                  m_NumberOfComponents = 0;
+  std::vector<ComponentFeatures> m_Features;
+};
+
+} // namespace
+} // namespace cuda
+
+bool
+IsCudaEngineCompiled()
+{
+  return true;
+}
+
+int
+GetCudaDeviceCount(std::string * reason)
+{
+  int               count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess)
+  {
+    cudaGetLastError();
+    if (reason)
+    {
+      *reason = std::string("no usable CUDA device: ") + cudaGetErrorString(status);
+    }
+    return 0;
+  }
+  if (count == 0 && reason)
+  {
+    *reason = "no CUDA device found";
+  }
+  return count;
+}
+
+std::unique_ptr<Engine>
+CreateCudaEngine(int deviceId)
+{
+  std::string reason;
+  const int   count = GetCudaDeviceCount(&reason);
+  if (count == 0)
+  {
+    throw EngineUnavailable("the CUDA engine cannot run: " + reason);
+  }
+  if (deviceId < 0 || deviceId >= count)
+  {
+    std::ostringstream msg;
+    msg << "CUDA device " << deviceId << " does not exist (" << count << " device(s) found)";
+    throw EngineUnavailable(msg.str());
+  }
+  return std::make_unique<cuda::CudaEngine>(deviceId);
+}
+
+} // namespace cca
+} // namespace itk

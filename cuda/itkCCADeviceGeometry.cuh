@@ -1,0 +1,115 @@
+/*=========================================================================
+ *  Image geometry as the kernels see it, and the bit-level helpers that every FLSL kernel shares.
+ *
+ *  The foreground is kept as a bitmask: one 32-bit word per 32 pixels of a row, rows padded to a
+ *  whole number of words with zero bits, so that a run never continues across a row's end. Runs are
+ *  numbered globally in raster order: a run's id is the number of run starts before it, which is
+ *  the exclusive prefix sum of the per-word start counts plus the start's rank inside its word.
+ *=========================================================================*/
+#ifndef itkCCADeviceGeometry_cuh
+#define itkCCADeviceGeometry_cuh
+
+#include <cstdint>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+constexpr unsigned FullWarp = 0xffffffffu;
+
+/** Sizes in the 32-bit index type of the CUDA engine (the engine refuses images of 2^32 pixels or more). */
+struct DeviceGeometry
+{
+  std::uint32_t width;       ///< pixels per row (x)
+  std::uint32_t height;      ///< rows per slice (y)
+  std::uint32_t depth;       ///< slices (z); 1 in 2D
+  std::uint32_t numRows;     ///< height * depth
+  std::uint32_t wordsPerRow; ///< ceil(width / 32)
+  std::uint32_t numWords;    ///< numRows * wordsPerRow
+};
+
+/** Bits at positions <= b. */
+__device__ __forceinline__ std::uint32_t
+MaskUpTo(unsigned b)
+{
+  return b >= 31 ? FullWarp : ((2u << b) - 1u);
+}
+
+/** Bits at positions < b. */
+__device__ __forceinline__ std::uint32_t
+MaskBelow(unsigned b)
+{
+  return (1u << b) - 1u;
+}
+
+/** One word of a row's foreground bits with the neighbouring pixels just outside it (0 beyond the row). */
+struct RowWord
+{
+  std::uint32_t bits;
+  std::uint32_t prevBit; ///< pixel just before the word (bit 31 of the previous word)
+  std::uint32_t nextBit; ///< pixel just after the word (bit 0 of the next word)
+
+  /** Pixels where a run starts. */
+  __device__ __forceinline__ std::uint32_t
+  Starts() const
+  {
+    return bits & ~((bits << 1) | prevBit);
+  }
+  /** Last pixels of runs. */
+  __device__ __forceinline__ std::uint32_t
+  Ends() const
+  {
+    return bits & ~((bits >> 1) | (nextBit << 31));
+  }
+  /** Bit x set when pixel x-1 is foreground. */
+  __device__ __forceinline__ std::uint32_t
+  ShiftedRight() const
+  {
+    return (bits << 1) | prevBit;
+  }
+  /** Bit x set when pixel x+1 is foreground. */
+  __device__ __forceinline__ std::uint32_t
+  ShiftedLeft() const
+  {
+    return (bits >> 1) | (nextBit << 31);
+  }
+};
+
+__device__ __forceinline__ RowWord
+LoadRowWord(const std::uint32_t * bits, std::uint32_t wordIndex, std::uint32_t wordInRow, std::uint32_t wordsPerRow)
+{
+  RowWord w;
+  w.bits = bits[wordIndex];
+  w.prevBit = wordInRow > 0 ? (bits[wordIndex - 1] >> 31) : 0u;
+  w.nextBit = wordInRow + 1 < wordsPerRow ? (bits[wordIndex + 1] & 1u) : 0u;
+  return w;
+}
+
+/** Id of the run that holds foreground pixel `b` of a word whose first run start has id `firstRunOfWord`. */
+__device__ __forceinline__ std::uint32_t
+RunOfPixel(std::uint32_t firstRunOfWord, std::uint32_t starts, unsigned b)
+{
+  return firstRunOfWord + __popc(starts & MaskUpTo(b)) - 1u;
+}
+
+/** Warp-uniform grid-stride loop bounds: every lane of a warp sees the same iterations, so warp
+ * intrinsics with the full mask are safe inside. */
+__device__ __forceinline__ std::uint64_t
+GlobalWarpId()
+{
+  return (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+}
+__device__ __forceinline__ std::uint64_t
+WarpCount()
+{
+  return (static_cast<std::uint64_t>(gridDim.x) * blockDim.x) >> 5;
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,104 @@
+/*=========================================================================
+ *  Merging runs of neighbouring rows, word by word on the foreground bitmask.
+ *
+ *  For a row and one of its preceding neighbour rows, every pair of touching runs is found at exactly
+ *  one pixel x of the current row, so each pair is united once:
+ *   - overlapping runs (both connectivities): x is their first common pixel, i.e. both rows are
+ *     foreground at x and one of the two runs starts there;
+ *   - with full connectivity, runs that only touch diagonally: the current run ends at x and the
+ *     neighbour run starts at x+1, or the neighbour run ends at x-1 and the current run starts at x.
+ *  Neighbour rows (dy, dz) are the half neighbourhood: 2D (-1,0); 3D adds (0,-1), and with full
+ *  connectivity (-1,-1) and (+1,-1).
+ *=========================================================================*/
+#ifndef itkCCAFlslMerge_cuh
+#define itkCCAFlslMerge_cuh
+
+#include "itkCCADeviceGeometry.cuh"
+#include "itkCCAUnionFind.cuh"
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+struct NeighbourRows
+{
+  int  count;
+  int  dy[4];
+  int  dz[4];
+  bool fullyConnected;
+};
+
+__global__ void
+MergeRunsKernel(const std::uint32_t * __restrict__ bits,
+                const std::uint32_t * __restrict__ firstRun,
+                std::uint32_t * parent,
+                DeviceGeometry  g,
+                NeighbourRows   neighbours)
+{
+  for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
+       word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+  {
+    const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
+    const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
+    const RowWord       cur = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    if (cur.bits == 0)
+    {
+      continue;
+    }
+    const std::uint32_t curStarts = cur.Starts();
+    const std::uint32_t curFirstRun = firstRun[word];
+    const int           y = static_cast<int>(row % g.height);
+    const int           z = static_cast<int>(row / g.height);
+
+    for (int n = 0; n < neighbours.count; ++n)
+    {
+      const int ny = y + neighbours.dy[n];
+      const int nz = z + neighbours.dz[n];
+      if (ny < 0 || ny >= static_cast<int>(g.height) || nz < 0)
+      {
+        continue;
+      }
+      const std::uint32_t nWord =
+        (static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow;
+      const RowWord nbr = LoadRowWord(bits, nWord, wordInRow, g.wordsPerRow);
+      if ((nbr.bits | (neighbours.fullyConnected ? (nbr.prevBit | (nbr.nextBit << 31)) : 0u)) == 0)
+      {
+        continue;
+      }
+      const std::uint32_t nbrStarts = nbr.Starts();
+      const std::uint32_t nbrFirstRun = firstRun[nWord];
+
+      for (std::uint32_t overlap = cur.bits & nbr.bits & (curStarts | nbrStarts); overlap != 0; overlap &= overlap - 1u)
+      {
+        const unsigned b = __ffs(overlap) - 1u;
+        Unite(parent, RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
+      }
+      if (neighbours.fullyConnected)
+      {
+        // current run ends at x, neighbour run starts at x+1: that run is the next one after all
+        // neighbour starts at or before x.
+        for (std::uint32_t diag = cur.Ends() & ~nbr.bits & nbr.ShiftedLeft(); diag != 0; diag &= diag - 1u)
+        {
+          const unsigned b = __ffs(diag) - 1u;
+          Unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskUpTo(b)));
+        }
+        // neighbour run ends at x-1, current run starts at x: the neighbour run holding x-1 is the
+        // last one started before x.
+        for (std::uint32_t diag = curStarts & ~nbr.bits & nbr.ShiftedRight(); diag != 0; diag &= diag - 1u)
+        {
+          const unsigned b = __ffs(diag) - 1u;
+          Unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskBelow(b)) - 1u);
+        }
+      }
+    }
+  }
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,118 @@
+/*=========================================================================
+ *  FLSL segment detection (Lemaitre et al. 2021, Alg. 1), split in three light passes:
+ *   1. foreground bits: one warp per 32 pixels, the foreground test fused into the load, __ballot_sync;
+ *   2. run starts counted per word (edges = bits ^ funnel-shifted bits), then a prefix scan (cub);
+ *   3. run boundaries compress-stored: the rank of each edge inside its word (__popc) plus the scan
+ *      gives the run's global id, so runs are dense and in raster order (full runs, not sub-runs).
+ *=========================================================================*/
+#ifndef itkCCAFlslSegments_cuh
+#define itkCCAFlslSegments_cuh
+
+#include "itkCCADeviceGeometry.cuh"
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+/** bits[word] = foreground (pixel != 0, as ITK) of the word's 32 pixels. */
+template <typename TInput>
+__global__ void
+BuildForegroundBitsKernel(const TInput * __restrict__ input, std::uint32_t * __restrict__ bits, DeviceGeometry g)
+{
+  const unsigned lane = threadIdx.x & 31u;
+  for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())
+  {
+    const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
+    const std::uint32_t x = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow) * 32u + lane;
+    bool foreground = false;
+    if (x < g.width)
+    {
+      foreground = input[static_cast<std::uint64_t>(row) * g.width + x] != TInput(0);
+    }
+    const std::uint32_t ballot = __ballot_sync(FullWarp, foreground);
+    if (lane == 0)
+    {
+      bits[word] = ballot;
+    }
+  }
+}
+
+/** bits[word] &= (mask != 0): ITK's MaskImageFilter makes masked-out pixels background. */
+template <typename TMask>
+__global__ void
+ApplyMaskKernel(const TMask * __restrict__ mask, std::uint32_t * __restrict__ bits, DeviceGeometry g)
+{
+  const unsigned lane = threadIdx.x & 31u;
+  for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())
+  {
+    const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
+    const std::uint32_t x = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow) * 32u + lane;
+    bool inside = false;
+    if (x < g.width)
+    {
+      inside = mask[static_cast<std::uint64_t>(row) * g.width + x] != TMask(0);
+    }
+    const std::uint32_t ballot = __ballot_sync(FullWarp, inside);
+    if (lane == 0)
+    {
+      bits[word] &= ballot;
+    }
+  }
+}
+
+/** startCounts[word] = number of runs starting in the word (scanned afterwards into run ids). */
+__global__ void
+CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __restrict__ startCounts, DeviceGeometry g)
+{
+  for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
+       word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+  {
+    const std::uint32_t wordInRow = static_cast<std::uint32_t>(word % g.wordsPerRow);
+    const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    startCounts[word] = __popc(w.Starts());
+  }
+}
+
+/** Compress-stores every run: [runBegin, runEnd) in x, its row, and a union-find parent set to itself.
+ * A word's first start gets id firstRun[word]; a word's first end belongs to the run still open at
+ * the word's start (if any), hence the `- prevBit`. */
+__global__ void
+EmitRunsKernel(const std::uint32_t * __restrict__ bits,
+               const std::uint32_t * __restrict__ firstRun,
+               std::uint32_t * __restrict__ runBegin,
+               std::uint32_t * __restrict__ runEnd,
+               std::uint32_t * __restrict__ runRow,
+               std::uint32_t * __restrict__ parent,
+               DeviceGeometry g)
+{
+  for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
+       word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+  {
+    const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
+    const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
+    const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    const std::uint32_t x0 = wordInRow * 32u;
+
+    std::uint32_t run = firstRun[word];
+    for (std::uint32_t starts = w.Starts(); starts != 0; starts &= starts - 1u, ++run)
+    {
+      runBegin[run] = x0 + __ffs(starts) - 1u;
+      runRow[run] = row;
+      parent[run] = run;
+    }
+    run = firstRun[word] - w.prevBit;
+    for (std::uint32_t ends = w.Ends(); ends != 0; ends &= ends - 1u, ++run)
+    {
+      runEnd[run] = x0 + __ffs(ends); // one past the last pixel
+    }
+  }
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,53 @@
+/*=========================================================================
+ *  Writes the label image directly in the output pixel type: one warp per 32 pixels, each lane finds
+ *  its run from the word's start bits (same rank arithmetic as the merge) and reads the run's label.
+ *=========================================================================*/
+#ifndef itkCCALabelWriter_cuh
+#define itkCCALabelWriter_cuh
+
+#include "itkCCADeviceGeometry.cuh"
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+template <typename TOutput>
+__global__ void
+WriteLabelsKernel(const std::uint32_t * __restrict__ bits,
+                  const std::uint32_t * __restrict__ firstRun,
+                  const std::uint32_t * __restrict__ runLabel,
+                  TOutput * __restrict__ output,
+                  TOutput            background,
+                  unsigned long long skipValue,
+                  DeviceGeometry     g)
+{
+  const unsigned lane = threadIdx.x & 31u;
+  for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())
+  {
+    const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
+    const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
+    const std::uint32_t x = wordInRow * 32u + lane;
+    if (x >= g.width)
+    {
+      continue;
+    }
+    const RowWord w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    TOutput       value = background;
+    if ((w.bits >> lane) & 1u)
+    {
+      const unsigned long long k = runLabel[RunOfPixel(firstRun[word], w.Starts(), lane)];
+      // ITK's consecutive numbering steps over the background value.
+      value = static_cast<TOutput>(k >= skipValue ? k + 1u : k);
+    }
+    output[static_cast<std::uint64_t>(row) * g.width + x] = value;
+  }
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

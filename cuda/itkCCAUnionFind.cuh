@@ -1,0 +1,63 @@
+/*=========================================================================
+ *  Lock-free union-find over runs (Komura; Playne & Hawick): a root always links under the smaller
+ *  root with atomicMin, so every tree's root is its smallest run id -- the component's first run in
+ *  raster order. That is what makes consecutive raster-order labels (ITK's numbering) a prefix scan
+ *  over roots.
+ *=========================================================================*/
+#ifndef itkCCAUnionFind_cuh
+#define itkCCAUnionFind_cuh
+
+#include <cstdint>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+/** Root of `node` while other threads may be linking: volatile loads, so that a stale cached parent
+ * cannot make the retry loop of Unite() spin on an outdated root. */
+__device__ __forceinline__ std::uint32_t
+FindRootConcurrent(const std::uint32_t * parent, std::uint32_t node)
+{
+  const volatile std::uint32_t * p = parent;
+  std::uint32_t                  next = p[node];
+  while (next != node)
+  {
+    node = next;
+    next = p[node];
+  }
+  return node;
+}
+
+/** Merges the sets of a and b. When atomicMin finds that `high` stopped being a root meanwhile, its
+ * link may have been replaced by ours; retrying with the value it held reconnects both sets. */
+__device__ __forceinline__ void
+Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b)
+{
+  for (;;)
+  {
+    a = FindRootConcurrent(parent, a);
+    b = FindRootConcurrent(parent, b);
+    if (a == b)
+    {
+      return;
+    }
+    const std::uint32_t low = a < b ? a : b;
+    const std::uint32_t high = a < b ? b : a;
+    const std::uint32_t previous = atomicMin(parent + high, low);
+    if (previous == high)
+    {
+      return;
+    }
+    a = low;
+    b = previous;
+  }
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,213 @@
+/*=========================================================================
+ *
+ *  Engine interface of itk::CudaConnectedComponentAnalysisImageFilter.
+ *
+ *  This header is deliberately free of ITK and CUDA includes: the CUDA
+ *  engine (cuda/) and the CPU engine (src/) implement it, the filter
+ *  (include/itkCudaConnectedComponentAnalysisImageFilter.h) drives it.
+ *
+ *=========================================================================*/
+#ifndef itkCCAEngine_h
+#define itkCCAEngine_h
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "CudaConnectedComponentAnalysisExport.h"
+
+namespace itk
+{
+namespace cca
+{
+
+/** Scalar pixel types an engine can read (input, mask) or write (labels). */
+enum class ScalarKind : std::uint8_t
+{
+  UInt8,
+  Int8,
+  UInt16,
+  Int16,
+  UInt32,
+  Int32,
+  UInt64,
+  Int64,
+  Float32,
+  Float64
+};
+
+/** Maps a C++ scalar type to its ScalarKind; integer types map by size and signedness. */
+template <typename T>
+constexpr ScalarKind
+ScalarKindOf()
+{
+  static_assert(std::is_arithmetic<T>::value, "engine pixel types must be scalar");
+  if constexpr (std::is_floating_point<T>::value)
+  {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "long double pixels are not supported");
+    return sizeof(T) == 4 ? ScalarKind::Float32 : ScalarKind::Float64;
+  }
+  else if constexpr (std::is_same<T, bool>::value)
+  {
+    return ScalarKind::UInt8;
+  }
+  else
+  {
+    constexpr bool isSigned = std::is_signed<T>::value;
+    switch (sizeof(T))
+    {
+      case 1:
+        return isSigned ? ScalarKind::Int8 : ScalarKind::UInt8;
+      case 2:
+        return isSigned ? ScalarKind::Int16 : ScalarKind::UInt16;
+      case 4:
+        return isSigned ? ScalarKind::Int32 : ScalarKind::UInt32;
+      default:
+        return isSigned ? ScalarKind::Int64 : ScalarKind::UInt64;
+    }
+  }
+}
+
+CudaConnectedComponentAnalysis_EXPORT std::size_t
+ScalarKindSize(ScalarKind kind);
+CudaConnectedComponentAnalysis_EXPORT const char *
+ScalarKindName(ScalarKind kind);
+
+/** Error raised by an engine; the filter turns it into an itk::ExceptionObject. */
+class EngineError : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** Raised when an engine cannot be used at all (no device, no CUDA build, image too large for its
+ * index type); the automatic backend falls back to the CPU engine on this error and on no other. */
+class EngineUnavailable : public EngineError
+{
+public:
+  using EngineError::EngineError;
+};
+
+constexpr unsigned MaxDimension = 3;
+
+/** What to label: a dense image in raster order (x fastest), up to three dimensions. */
+struct LabelingRequest
+{
+  unsigned                                dimension = 2;
+  std::array<std::uint64_t, MaxDimension> size{ { 1, 1, 1 } }; ///< unused dimensions are 1
+  bool                                    fullyConnected = false;
+  const void *                            input = nullptr;
+  ScalarKind                              inputKind = ScalarKind::UInt8;
+  const void *                            mask = nullptr; ///< optional; zero mask pixels are background
+  ScalarKind                              maskKind = ScalarKind::UInt8;
+
+  std::uint64_t
+  NumberOfPixels() const
+  {
+    return size[0] * size[1] * size[2];
+  }
+};
+
+/** How labels are written: value(k) of the k-th component (0-based, raster order of first pixel)
+ * is k, plus one from `skipValue` on, which is how ITK steps over the background value. */
+struct LabelOutput
+{
+  void *        data = nullptr;
+  ScalarKind    kind = ScalarKind::UInt32;
+  std::uint64_t backgroundBits = 0; ///< the background value's bytes, in the output pixel type
+  std::uint64_t skipValue = UINT64_MAX;
+
+  template <typename T>
+  void
+  SetBackground(T value)
+  {
+    static_assert(sizeof(T) <= sizeof(std::uint64_t), "output pixel type too wide");
+    backgroundBits = 0;
+    std::memcpy(&backgroundBits, &value, sizeof(T));
+  }
+
+  /** Value written for the k-th component (0-based). */
+  std::uint64_t
+  LabelValue(std::uint64_t k) const
+  {
+    return k >= skipValue ? k + 1 : k;
+  }
+};
+
+/** Raw per-component sums, in the engine's zero-based index space (the filter adds the region start). */
+struct ComponentFeatures
+{
+  std::uint64_t                           numberOfPixels = 0;
+  std::array<std::uint64_t, MaxDimension> boundingBoxMin{ { 0, 0, 0 } };
+  std::array<std::uint64_t, MaxDimension> boundingBoxMax{ { 0, 0, 0 } }; ///< inclusive
+  std::array<std::uint64_t, MaxDimension> indexSum{ { 0, 0, 0 } };       ///< Σx, Σy, Σz over the pixels
+
+  bool
+  operator==(const ComponentFeatures & o) const
+  {
+    return numberOfPixels == o.numberOfPixels && boundingBoxMin == o.boundingBoxMin &&
+           boundingBoxMax == o.boundingBoxMax && indexSum == o.indexSum;
+  }
+  bool
+  operator!=(const ComponentFeatures & o) const
+  {
+    return !(*this == o);
+  }
+};
+
+/** One labeling engine. Analyze() labels and measures; the label image is written by a separate
+ * WriteLabels() so that the caller can check the component count against the output pixel type
+ * before any output pixel is written (as ITK does). An engine may keep buffers between calls. */
+class CudaConnectedComponentAnalysis_EXPORT Engine
+{
+public:
+  virtual ~Engine();
+
+  /** Short name for reports: "CPU", "CUDA". */
+  virtual std::string
+  GetName() const = 0;
+
+  /** Longer description (device name, thread count). */
+  virtual std::string
+  GetDescription() const = 0;
+
+  /** Labels the request's image and computes the features; returns the number of components.
+   * The request's buffers must stay valid until WriteLabels() returns. */
+  virtual std::uint64_t
+  Analyze(const LabelingRequest & request) = 0;
+
+  /** Features of the last Analyze(), in label order. */
+  virtual const std::vector<ComponentFeatures> &
+  GetFeatures() const = 0;
+
+  /** Writes the label image of the last Analyze() (raster order, same size as the input). */
+  virtual void
+  WriteLabels(const LabelOutput & output) = 0;
+};
+
+/** The CPU engine: available everywhere. `numberOfThreads` 0 means all hardware threads. */
+CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
+CreateCPUEngine(unsigned numberOfThreads = 0);
+
+/** Whether this build has the CUDA engine compiled in. */
+CudaConnectedComponentAnalysis_EXPORT bool
+IsCudaEngineCompiled();
+
+/** Number of usable CUDA devices (0 without a CUDA build or without a driver/device); `reason`
+ * receives why none is usable. */
+CudaConnectedComponentAnalysis_EXPORT int
+GetCudaDeviceCount(std::string * reason = nullptr);
+
+/** The CUDA engine on `deviceId`; throws EngineUnavailable when there is no CUDA build or no such device. */
+CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
+CreateCudaEngine(int deviceId);
+
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,42 @@
+/*=========================================================================
+ *  Enumerations of itk::CudaConnectedComponentAnalysisImageFilter.
+ *=========================================================================*/
+#ifndef itkCudaConnectedComponentAnalysisEnums_h
+#define itkCudaConnectedComponentAnalysisEnums_h
+
+#include "CudaConnectedComponentAnalysisExport.h"
+
+#include <cstdint>
+#include <ostream>
+
+namespace itk
+{
+/** \class CudaConnectedComponentAnalysisEnums
+ * \brief Enumerations of CudaConnectedComponentAnalysisImageFilter.
+ * \ingroup CudaConnectedComponentAnalysis
+ */
+class CudaConnectedComponentAnalysis_EXPORT CudaConnectedComponentAnalysisEnums
+{
+public:
+  /** \class Backend
+   * \brief Which engine labels the image.
+   *
+   * Automatic: the CUDA engine when a usable device exists (and the image fits its 32-bit index
+   * type), else the CPU engine, said once per process. CUDA: the CUDA engine or an exception.
+   * CPU: the CPU engine.
+   * \ingroup CudaConnectedComponentAnalysis
+   */
+  enum class Backend : std::uint8_t
+  {
+    Automatic,
+    CUDA,
+    CPU
+  };
+};
+
+CudaConnectedComponentAnalysis_EXPORT std::ostream &
+                                      operator<<(std::ostream & out, const CudaConnectedComponentAnalysisEnums::Backend value);
+
+} // namespace itk
+
+#endif

@@ -1,0 +1,211 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCudaConnectedComponentAnalysisImageFilter_h
+#define itkCudaConnectedComponentAnalysisImageFilter_h
+
+#include "itkCCAEngine.h"
+#include "itkContinuousIndex.h"
+#include "itkCudaConnectedComponentAnalysisEnums.h"
+#include "itkImageToImageFilter.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace itk
+{
+
+/**
+ * \class CudaConnectedComponentAnalysisImageFilter
+ * \brief Labels the connected components of an image on the GPU, exactly as
+ * ConnectedComponentImageFilter does, and measures them in the same pass.
+ *
+ * Non-zero input pixels are objects, zero pixels background; pixels where the optional mask image is
+ * zero are background too. The output is identical, pixel for pixel, to ConnectedComponentImageFilter
+ * with the same FullyConnected, BackgroundValue and MaskImage: labels are consecutive in raster order
+ * of each object's first pixel, starting at 1 when the background is 0, else at 0 skipping the
+ * background value. If there are more objects than the output pixel type holds, an
+ * ExceptionObject is thrown before any output pixel is written.
+ *
+ * Two engines produce the result: a CUDA engine (run-based FLSL segment detection, lock-free
+ * union-find over runs, features voted with warp conflict detection) and a multi-threaded CPU engine.
+ * SetBackend() chooses: Automatic (default) uses the CUDA engine when a device is usable and falls
+ * back to the CPU engine otherwise (said once per process); CUDA insists on the GPU and throws
+ * without one; CPU never touches the GPU. GetBackendUsed() tells which engine produced the last output.
+ *
+ * After Update(), GetObjectCount() is the number of objects and GetComponentFeatures() their pixel
+ * count, bounding box and centroid (index space), in label order.
+ *
+ * Images of 2^32 pixels or more exceed the CUDA engine's 32-bit index type: Automatic labels them
+ * with the CPU engine, CUDA throws.
+ *
+ * \sa ConnectedComponentImageFilter
+ * \ingroup CudaConnectedComponentAnalysis
+ */
+template <typename TInputImage, typename TOutputImage, typename TMaskImage = TInputImage>
+class ITK_TEMPLATE_EXPORT CudaConnectedComponentAnalysisImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(CudaConnectedComponentAnalysisImageFilter);
+
+  using Self = CudaConnectedComponentAnalysisImageFilter;
+  using Superclass = ImageToImageFilter<TInputImage, TOutputImage>;
+  using Pointer = SmartPointer<Self>;
+  using ConstPointer = SmartPointer<const Self>;
+
+  itkNewMacro(Self);
+  itkTypeMacro(CudaConnectedComponentAnalysisImageFilter, ImageToImageFilter);
+
+  static constexpr unsigned int ImageDimension = TOutputImage::ImageDimension;
+  static constexpr unsigned int InputImageDimension = TInputImage::ImageDimension;
+  static_assert(ImageDimension == InputImageDimension, "input and output must have the same dimension");
+  static_assert(ImageDimension >= 1 && ImageDimension <= cca::MaxDimension, "images of 1 to 3 dimensions");
+  static_assert(std::is_integral<typename TOutputImage::PixelType>::value,
+                "labels are integers, as ConnectedComponentImageFilter's IsInteger concept requires");
+
+  using InputImageType = TInputImage;
+  using OutputImageType = TOutputImage;
+  using MaskImageType = TMaskImage;
+  using InputPixelType = typename TInputImage::PixelType;
+  using OutputPixelType = typename TOutputImage::PixelType;
+  using OutputImagePixelType = OutputPixelType;
+  using MaskPixelType = typename TMaskImage::PixelType;
+  using RegionType = typename TOutputImage::RegionType;
+  using IndexType = typename TOutputImage::IndexType;
+  using SizeType = typename TOutputImage::SizeType;
+  using LabelType = SizeValueType;
+
+  using BackendEnum = CudaConnectedComponentAnalysisEnums::Backend;
+
+  /** Pixel count, bounding box (index space) and centroid (continuous index) of one component. */
+  struct ComponentFeatures
+  {
+    OutputPixelType                          Label{};
+    SizeValueType                            NumberOfPixels{ 0 };
+    RegionType                               BoundingBox;
+    ContinuousIndex<double, ImageDimension>  Centroid;
+  };
+  using ComponentFeaturesContainer = std::vector<ComponentFeatures>;
+
+  /** Face connectivity only (4 in 2D, 6 in 3D; default), or face+edge+vertex (8 / 26). */
+  itkSetMacro(FullyConnected, bool);
+  itkGetConstReferenceMacro(FullyConnected, bool);
+  itkBooleanMacro(FullyConnected);
+
+  /** Output value of background pixels; object labels step over it (as ConnectedComponentImageFilter). */
+  itkSetMacro(BackgroundValue, OutputPixelType);
+  itkGetConstMacro(BackgroundValue, OutputPixelType);
+
+  /** Optional mask: pixels where it is zero are background. It must cover the input's region. */
+  itkSetInputMacro(MaskImage, MaskImageType);
+  itkGetInputMacro(MaskImage, MaskImageType);
+
+  /** Number of objects found by the last Update(). */
+  itkGetConstReferenceMacro(ObjectCount, LabelType);
+
+  /** Engine choice: Automatic (default), CUDA or CPU. */
+  itkSetEnumMacro(Backend, BackendEnum);
+  itkGetConstMacro(Backend, BackendEnum);
+
+  /** CUDA device used by the CUDA engine (default 0). */
+  itkSetMacro(DeviceId, int);
+  itkGetConstMacro(DeviceId, int);
+
+  /** The engine that produced the last output: Backend::CUDA or Backend::CPU (Automatic before any Update()). */
+  itkGetConstMacro(BackendUsed, BackendEnum);
+
+  /** Description of that engine (device name, thread count). */
+  const std::string &
+  GetBackendDescription() const
+  {
+    return m_BackendDescription;
+  }
+
+  /** Features of the components of the last Update(), in label order (element i has the i-th label). */
+  const ComponentFeaturesContainer &
+  GetComponentFeatures() const
+  {
+    return m_ComponentFeatures;
+  }
+
+  /** Whether this build has the CUDA engine, and how many CUDA devices it can use now. */
+  static bool
+  IsCudaEngineCompiled()
+  {
+    return cca::IsCudaEngineCompiled();
+  }
+  static int
+  GetCudaDeviceCount()
+  {
+    return cca::GetCudaDeviceCount(nullptr);
+  }
+
+protected:
+  CudaConnectedComponentAnalysisImageFilter();
+  ~CudaConnectedComponentAnalysisImageFilter() override = default;
+
+  void
+  PrintSelf(std::ostream & os, Indent indent) const override;
+
+  /** Besides ITK's geometry checks, the mask must have the input's size (checked before the pipeline
+   * asks the mask for the input's region, which would fail with a less helpful message). */
+  void
+  VerifyInputInformation() ITKv5_CONST override;
+
+  /** The whole input (and mask) is needed: components span the image. */
+  void
+  GenerateInputRequestedRegion() override;
+
+  /** The whole output is produced. */
+  void
+  EnlargeOutputRequestedRegion(DataObject *) override;
+
+  void
+  GenerateData() override;
+
+private:
+  /** The engine for m_Backend, reused across updates so that its device buffers are too. */
+  cca::Engine &
+  AcquireEngine(BackendEnum backend);
+
+  /** Builds the engine request for the input (and mask), checking that their buffers match the region. */
+  cca::LabelingRequest
+  MakeRequest(const RegionType & region) const;
+
+  void
+  StoreFeatures(const cca::Engine & engine, const RegionType & region, const cca::LabelOutput & labels);
+
+  bool                        m_FullyConnected{ false };
+  OutputPixelType             m_BackgroundValue{};
+  LabelType                   m_ObjectCount{ 0 };
+  BackendEnum                 m_Backend{ BackendEnum::Automatic };
+  int                         m_DeviceId{ 0 };
+  BackendEnum                 m_BackendUsed{ BackendEnum::Automatic };
+  std::string                 m_BackendDescription;
+  ComponentFeaturesContainer  m_ComponentFeatures;
+  std::unique_ptr<cca::Engine> m_Engine;
+  BackendEnum                 m_EngineBackend{ BackendEnum::Automatic };
+  int                         m_EngineDeviceId{ -1 };
+};
+} // namespace itk
+
+#ifndef ITK_MANUAL_INSTANTIATION
+#  include "itkCudaConnectedComponentAnalysisImageFilter.hxx"
+#endif
+
+#endif

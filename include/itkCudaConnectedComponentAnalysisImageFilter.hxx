@@ -1,0 +1,304 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCudaConnectedComponentAnalysisImageFilter_hxx
+#define itkCudaConnectedComponentAnalysisImageFilter_hxx
+
+#include "itkCudaConnectedComponentAnalysisImageFilter.h"
+#include "itkMultiThreaderBase.h"
+#include "itkNumericTraits.h"
+#include "itkOutputWindow.h"
+
+#include <limits>
+#include <mutex>
+
+namespace itk
+{
+namespace cca_detail
+{
+/** The automatic backend's fallback to the CPU engine is said once per process, not per Update(). */
+inline void
+ReportCPUFallbackOnce(const std::string & reason)
+{
+  static std::once_flag once;
+  std::call_once(once, [&reason]() {
+    const std::string text = "CudaConnectedComponentAnalysisImageFilter: " + reason + " -- using the CPU engine.\n";
+    OutputWindowDisplayWarningText(text.c_str());
+  });
+}
+
+/** First label value that ConnectedComponentImageFilter steps over: the background value when it is
+ * non-negative (its consecutive counter starts at 0 and can only meet such a value). */
+template <typename TPixel>
+std::uint64_t
+SkippedLabelValue(TPixel background)
+{
+  return background >= TPixel{ 0 } ? static_cast<std::uint64_t>(background) : std::numeric_limits<std::uint64_t>::max();
+}
+} // namespace cca_detail
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::
+  CudaConnectedComponentAnalysisImageFilter()
+{
+  // #0 "Primary" required, #1 "MaskImage" optional, as ConnectedComponentImageFilter
+  Self::AddOptionalInputName("MaskImage", 1);
+  m_BackgroundValue = NumericTraits<OutputPixelType>::ZeroValue();
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::VerifyInputInformation()
+  ITKv5_CONST
+{
+  Superclass::VerifyInputInformation();
+  const InputImageType * input = this->GetInput();
+  const MaskImageType *  mask = this->GetMaskImage();
+  if (input && mask &&
+      mask->GetLargestPossibleRegion().GetSize() != input->GetLargestPossibleRegion().GetSize())
+  {
+    itkExceptionMacro(<< "The mask image's size " << mask->GetLargestPossibleRegion().GetSize()
+                      << " differs from the input image's size " << input->GetLargestPossibleRegion().GetSize());
+  }
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::GenerateInputRequestedRegion()
+{
+  Superclass::GenerateInputRequestedRegion();
+
+  auto * input = const_cast<InputImageType *>(this->GetInput());
+  if (!input)
+  {
+    return;
+  }
+  input->SetRequestedRegion(input->GetLargestPossibleRegion());
+
+  auto * mask = const_cast<MaskImageType *>(this->GetMaskImage());
+  if (mask)
+  {
+    mask->SetRequestedRegion(input->GetLargestPossibleRegion());
+  }
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::EnlargeOutputRequestedRegion(
+  DataObject *)
+{
+  this->GetOutput()->SetRequestedRegion(this->GetOutput()->GetLargestPossibleRegion());
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+cca::Engine &
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::AcquireEngine(BackendEnum backend)
+{
+  if (backend == BackendEnum::Automatic)
+  {
+    if (m_Engine && m_EngineBackend == BackendEnum::CUDA && m_EngineDeviceId == m_DeviceId)
+    {
+      return *m_Engine;
+    }
+    std::string reason;
+    if (cca::GetCudaDeviceCount(&reason) > 0)
+    {
+      try
+      {
+        return AcquireEngine(BackendEnum::CUDA);
+      }
+      catch (const cca::EngineUnavailable & e)
+      {
+        reason = e.what();
+      }
+    }
+    cca_detail::ReportCPUFallbackOnce(reason);
+    return AcquireEngine(BackendEnum::CPU);
+  }
+
+  if (!m_Engine || m_EngineBackend != backend || (backend == BackendEnum::CUDA && m_EngineDeviceId != m_DeviceId))
+  {
+    m_Engine.reset();
+    if (backend == BackendEnum::CUDA)
+    {
+      m_Engine = cca::CreateCudaEngine(m_DeviceId);
+      m_EngineDeviceId = m_DeviceId;
+    }
+    else
+    {
+      m_Engine = cca::CreateCPUEngine(MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
+      m_EngineDeviceId = -1;
+    }
+    m_EngineBackend = backend;
+  }
+  return *m_Engine;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+cca::LabelingRequest
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::MakeRequest(
+  const RegionType & region) const
+{
+  const InputImageType * input = this->GetInput();
+  if (input->GetBufferedRegion() != region)
+  {
+    itkExceptionMacro(<< "The input's buffered region " << input->GetBufferedRegion()
+                      << " is not the region to label " << region);
+  }
+
+  cca::LabelingRequest request;
+  request.dimension = ImageDimension;
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    request.size[d] = region.GetSize(d);
+  }
+  request.fullyConnected = m_FullyConnected;
+  request.input = input->GetBufferPointer();
+  request.inputKind = cca::ScalarKindOf<InputPixelType>();
+
+  if (const MaskImageType * mask = this->GetMaskImage())
+  {
+    if (mask->GetLargestPossibleRegion().GetSize() != region.GetSize())
+    {
+      itkExceptionMacro(<< "The mask image's size " << mask->GetLargestPossibleRegion().GetSize()
+                        << " differs from the input image's size " << region.GetSize());
+    }
+    if (mask->GetBufferedRegion() != region)
+    {
+      itkExceptionMacro(<< "The mask image's buffered region " << mask->GetBufferedRegion()
+                        << " is not the input's region " << region);
+    }
+    request.mask = mask->GetBufferPointer();
+    request.maskKind = cca::ScalarKindOf<MaskPixelType>();
+  }
+  return request;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::GenerateData()
+{
+  m_ObjectCount = 0;
+  m_ComponentFeatures.clear();
+  m_BackendUsed = BackendEnum::Automatic;
+  m_BackendDescription.clear();
+
+  this->AllocateOutputs();
+  OutputImageType *  output = this->GetOutput();
+  const RegionType & region = output->GetRequestedRegion();
+  if (region.GetNumberOfPixels() == 0)
+  {
+    itkExceptionMacro(<< "The input region " << region << " is empty");
+  }
+  const cca::LabelingRequest request = this->MakeRequest(region);
+
+  try
+  {
+    cca::Engine * engine = &this->AcquireEngine(m_Backend);
+    std::uint64_t count = 0;
+    try
+    {
+      count = engine->Analyze(request);
+    }
+    catch (const cca::EngineUnavailable & e)
+    {
+      // Only the automatic backend may change engines, and only for a reason the CPU engine does not share.
+      if (m_Backend != BackendEnum::Automatic || m_EngineBackend == BackendEnum::CPU)
+      {
+        throw;
+      }
+      cca_detail::ReportCPUFallbackOnce(e.what());
+      engine = &this->AcquireEngine(BackendEnum::CPU);
+      count = engine->Analyze(request);
+    }
+
+    if (count > static_cast<std::uint64_t>(NumericTraits<OutputPixelType>::max()))
+    {
+      itkExceptionMacro(<< "Number of objects (" << count << ") greater than maximum of output pixel type ("
+                        << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(
+                             NumericTraits<OutputPixelType>::max())
+                        << ").");
+    }
+
+    cca::LabelOutput labels;
+    labels.data = output->GetBufferPointer();
+    labels.kind = cca::ScalarKindOf<OutputPixelType>();
+    labels.SetBackground(m_BackgroundValue);
+    labels.skipValue = cca_detail::SkippedLabelValue(m_BackgroundValue);
+    engine->WriteLabels(labels);
+
+    m_ObjectCount = static_cast<LabelType>(count);
+    m_BackendUsed = m_EngineBackend;
+    m_BackendDescription = engine->GetDescription();
+    this->StoreFeatures(*engine, region, labels);
+  }
+  catch (const cca::EngineError & e)
+  {
+    itkExceptionMacro(<< "Connected component analysis failed (" << m_Backend << "): " << e.what());
+  }
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::StoreFeatures(
+  const cca::Engine &      engine,
+  const RegionType &       region,
+  const cca::LabelOutput & labels)
+{
+  const auto & raw = engine.GetFeatures();
+  m_ComponentFeatures.resize(raw.size());
+  const IndexType start = region.GetIndex();
+  for (std::size_t i = 0; i < raw.size(); ++i)
+  {
+    const cca::ComponentFeatures & r = raw[i];
+    ComponentFeatures &            c = m_ComponentFeatures[i];
+    c.Label = static_cast<OutputPixelType>(labels.LabelValue(i));
+    c.NumberOfPixels = static_cast<SizeValueType>(r.numberOfPixels);
+    IndexType boxIndex;
+    SizeType  boxSize;
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      boxIndex[d] = start[d] + static_cast<IndexValueType>(r.boundingBoxMin[d]);
+      boxSize[d] = static_cast<SizeValueType>(r.boundingBoxMax[d] - r.boundingBoxMin[d] + 1);
+      c.Centroid[d] = static_cast<double>(start[d]) +
+                      static_cast<double>(r.indexSum[d]) / static_cast<double>(r.numberOfPixels);
+    }
+    c.BoundingBox.SetIndex(boxIndex);
+    c.BoundingBox.SetSize(boxSize);
+  }
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::PrintSelf(std::ostream & os,
+                                                                                           Indent         indent) const
+{
+  Superclass::PrintSelf(os, indent);
+  os << indent << "FullyConnected: " << m_FullyConnected << std::endl;
+  os << indent << "BackgroundValue: "
+     << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_BackgroundValue) << std::endl;
+  os << indent << "Backend: " << m_Backend << std::endl;
+  os << indent << "DeviceId: " << m_DeviceId << std::endl;
+  os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
+  os << indent << "BackendDescription: " << m_BackendDescription << std::endl;
+  os << indent << "ObjectCount: " << m_ObjectCount << std::endl;
+  os << indent << "ComponentFeatures: " << m_ComponentFeatures.size() << " components" << std::endl;
+}
+
+} // namespace itk
+
+#endif

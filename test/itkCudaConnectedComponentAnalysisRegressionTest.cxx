@@ -1,0 +1,53 @@
+/*=========================================================================
+ *  Regression on a real or synthetic image: threshold (pixels >= threshold are foreground), label,
+ *  write unsigned short labels for --compare against a baseline made with ITK's own filter.
+ *  Arguments: input threshold output fullyConnected(0|1) backend(cpu|cuda|auto)
+ *=========================================================================*/
+#include "itkBinaryThresholdImageFilter.h"
+#include "itkCCATestUtilities.h"
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+
+int
+itkCudaConnectedComponentAnalysisRegressionTest(int argc, char * argv[])
+{
+  using namespace itk;
+  if (argc < 6)
+  {
+    std::cerr << "Usage: " << argv[0] << " input threshold output fullyConnected backend" << std::endl;
+    return EXIT_FAILURE;
+  }
+  const auto backend = ccatest::ParseBackend(argv[5]);
+  if (ccatest::CudaUnavailable(backend))
+  {
+    return ccatest::SkipReturnCode;
+  }
+  using InputImageType = Image<short, 2>;
+  using BinaryImageType = Image<unsigned char, 2>;
+  using LabelImageType = Image<unsigned short, 2>;
+
+  auto threshold = BinaryThresholdImageFilter<InputImageType, BinaryImageType>::New();
+  threshold->SetInput(ReadImage<InputImageType>(argv[1]));
+  threshold->SetLowerThreshold(static_cast<short>(std::stoi(argv[2])));
+  threshold->SetUpperThreshold(NumericTraits<short>::max());
+  threshold->SetInsideValue(1);
+  threshold->SetOutsideValue(0);
+
+  auto filter = CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>::New();
+  filter->SetInput(threshold->GetOutput());
+  filter->SetFullyConnected(std::stoi(argv[4]) != 0);
+  filter->SetBackend(backend);
+  ITK_TRY_EXPECT_NO_EXCEPTION(filter->Update());
+  std::cout << filter->GetObjectCount() << " objects, engine: " << filter->GetBackendDescription() << std::endl;
+  if (backend != ccatest::Backend::Automatic && filter->GetBackendUsed() != backend)
+  {
+    std::cerr << "ran on " << filter->GetBackendUsed() << std::endl;
+    return EXIT_FAILURE;
+  }
+  if (!ccatest::FeaturesMatchBruteForce(filter.GetPointer(), argv[1]))
+  {
+    return EXIT_FAILURE;
+  }
+  ITK_TRY_EXPECT_NO_EXCEPTION(WriteImage(filter->GetOutput(), argv[3]));
+  return EXIT_SUCCESS;
+}
