@@ -78,7 +78,7 @@ CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __
 
 /** Compress-stores every run: [runBegin, runEnd) in x, its row, and a union-find parent set to itself.
  * A word's first start gets id firstRun[word]; a word's first end belongs to the run still open at
- * the word's start (if any), hence the `- prevBit`. */
+ * the word's start if there is one (pixels just before and at the word's start both foreground). */
 __global__ void
 EmitRunsKernel(const std::uint32_t * __restrict__ bits,
                const std::uint32_t * __restrict__ firstRun,
@@ -103,7 +103,7 @@ EmitRunsKernel(const std::uint32_t * __restrict__ bits,
       runRow[run] = row;
       parent[run] = run;
     }
-    run = firstRun[word] - w.prevBit;
+    run = firstRun[word] - (w.prevBit & w.bits & 1u);
     for (std::uint32_t ends = w.Ends(); ends != 0; ends &= ends - 1u, ++run)
     {
       runEnd[run] = x0 + __ffs(ends); // one past the last pixel

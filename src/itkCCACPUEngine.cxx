@@ -10,10 +10,11 @@
  *  component's root is its first run and the numbering needs no sorting.
  *
  *  Threads work on blocks of consecutive rows. Each block finds its runs and
- *  unites the runs whose rows both lie in the block; the few rows at a block's
- *  start whose neighbours lie in an earlier block are united afterwards by one
- *  thread. The result depends on the sets only, never on the order of the
- *  unions, so the labels are the same for any number of threads.
+ *  unites the runs of adjacent rows of the block while those rows are still in
+ *  the cache; the few rows at a block's start whose neighbours lie in an
+ *  earlier block are united afterwards by one thread. The result depends on
+ *  the sets only, never on the order of the unions, so the labels are the same
+ *  for any number of threads.
  *
  *=========================================================================*/
 #include "itkCCAEngine.h"
@@ -27,6 +28,7 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -44,27 +46,47 @@ struct Run
   std::uint64_t end;
 };
 
-/** A growable array whose elements are not value-initialized: every element is written by the
- * engine before it is read, and zero-filling run and parent arrays of many millions of entries
- * would cost a single-threaded pass of its own. Keeps its capacity between calls. */
+/** A growable array whose elements are not value-initialized: every element is written before it
+ * is read, and zero-filling run and parent arrays of many millions of entries would cost a pass of
+ * its own. Keeps its capacity between calls. */
 template <typename T>
 class Buffer
 {
 public:
+  /** Makes room for `capacity` elements, keeping the current ones; grows geometrically so that
+   * appending row after row costs amortized constant time per element. */
+  void
+  Reserve(std::uint64_t capacity)
+  {
+    if (capacity <= m_Capacity)
+    {
+      return;
+    }
+    const std::uint64_t newCapacity = std::max(capacity, m_Capacity + m_Capacity / 2);
+    std::unique_ptr<T[]> data(new T[CheckedCount(newCapacity)]);
+    std::copy(m_Data.get(), m_Data.get() + m_Size, data.get());
+    m_Data = std::move(data);
+    m_Capacity = newCapacity;
+  }
+
+  /** Sets the size; the contents are undefined when this grows the buffer beyond its capacity. */
   void
   Resize(std::uint64_t size)
   {
     if (size > m_Capacity)
     {
-      if (size > std::numeric_limits<std::size_t>::max() / sizeof(T))
-      {
-        throw std::bad_alloc();
-      }
       m_Data.reset(); // release the old block before asking for the larger one
       m_Capacity = 0;
-      m_Data.reset(new T[static_cast<std::size_t>(size)]);
+      m_Data.reset(new T[CheckedCount(size)]);
       m_Capacity = size;
     }
+    m_Size = size;
+  }
+
+  /** Sets the size within the capacity, keeping the contents. */
+  void
+  SetSize(std::uint64_t size)
+  {
     m_Size = size;
   }
 
@@ -94,15 +116,25 @@ public:
   T &
   operator[](std::uint64_t i)
   {
-    return m_Data[i];
+    return m_Data[static_cast<std::size_t>(i)];
   }
   const T &
   operator[](std::uint64_t i) const
   {
-    return m_Data[i];
+    return m_Data[static_cast<std::size_t>(i)];
   }
 
 private:
+  static std::size_t
+  CheckedCount(std::uint64_t count)
+  {
+    if (count > std::numeric_limits<std::size_t>::max() / sizeof(T))
+    {
+      throw std::bad_alloc();
+    }
+    return static_cast<std::size_t>(count);
+  }
+
   std::unique_ptr<T[]> m_Data;
   std::uint64_t        m_Size = 0;
   std::uint64_t        m_Capacity = 0;
@@ -180,8 +212,7 @@ ParallelFor(unsigned numberOfThreads, std::uint64_t numberOfBlocks, const TFunct
 }
 
 /** Splits [0, numberOfRows) into at most numberOfThreads blocks of consecutive rows of at least
- * kMinPixelsPerBlock pixels each; returns the block boundaries (first row of each block, then
- * numberOfRows). */
+ * kMinPixelsPerBlock pixels each; returns the first row of each block, then numberOfRows. */
 std::vector<std::uint64_t>
 PartitionRows(std::uint64_t numberOfRows, std::uint64_t rowLength, unsigned numberOfThreads)
 {
@@ -189,7 +220,7 @@ PartitionRows(std::uint64_t numberOfRows, std::uint64_t rowLength, unsigned numb
   const std::uint64_t numberOfBlocks =
     std::max<std::uint64_t>(1, std::min<std::uint64_t>(numberOfThreads, numberOfRows / rowsPerMinBlock));
 
-  // Spread the remainder over the first blocks; written to avoid numberOfRows * block overflowing.
+  // Spread the remainder over the first blocks; written so that numberOfRows * block cannot overflow.
   const std::uint64_t        quotient = numberOfRows / numberOfBlocks;
   const std::uint64_t        remainder = numberOfRows % numberOfBlocks;
   std::vector<std::uint64_t> firstRow(static_cast<std::size_t>(numberOfBlocks + 1));
@@ -235,43 +266,82 @@ DispatchScalarKind(ScalarKind kind, const TFunction & function)
 struct NoMask
 {};
 
-/** Appends the runs of one row to `runs`. A pixel is foreground when it is not zero (so NaN is
- * foreground, as `!=` makes it in ITK) and the mask, if any, is not zero there: this is what
- * itk::MaskImageFilter followed by the labeling of non-zero pixels gives. */
+/** A pixel is foreground when it is not zero (so NaN is foreground, as `!=` makes it in ITK) and
+ * the mask, if any, is not zero there: what itk::MaskImageFilter followed by the labeling of
+ * non-zero pixels gives. `&` instead of `&&` keeps the test free of branches. */
 template <typename TInput, typename TMask>
-void
-ScanRow(const TInput * input, const TMask * mask, std::uint64_t rowLength, std::vector<Run> & runs)
+inline bool
+IsForeground(const TInput * input, const TMask * mask, std::uint64_t x)
 {
-  auto isForeground = [input, mask](std::uint64_t x) -> bool {
-    if constexpr (std::is_same<TMask, NoMask>::value)
-    {
-      (void)mask;
-      return input[x] != TInput(0);
-    }
-    else
-    {
-      return input[x] != TInput(0) && mask[x] != TMask(0);
-    }
-  };
+  if constexpr (std::is_same<TMask, NoMask>::value)
+  {
+    (void)mask;
+    return input[x] != TInput(0);
+  }
+  else
+  {
+    return (input[x] != TInput(0)) & (mask[x] != TMask(0));
+  }
+}
 
-  std::uint64_t x = 0;
+/** Most runs a row of `rowLength` pixels can have, plus the one slot that ScanRow() writes past
+ * its last run. */
+inline std::uint64_t
+RunSlotsPerRow(std::uint64_t rowLength)
+{
+  return rowLength / 2 + rowLength % 2 + 1;
+}
+
+/** Writes the runs of one row to `runs` (RunSlotsPerRow() slots) and returns their number.
+ *
+ * On images with noise, run boundaries fall at random, and a loop that branches on each pixel
+ * mispredicts most of them; the loop below stores every pixel's x as the next run's begin and the
+ * open run's end and only moves the counters on a change, which costs the same on any pattern.
+ * Chunks that cannot change the state (all background outside a run, all foreground inside one)
+ * are skipped first, which makes the long uniform stretches of real images cheap. */
+template <typename TInput, typename TMask>
+std::uint64_t
+ScanRow(const TInput * input, const TMask * mask, std::uint64_t rowLength, Run * runs)
+{
+  constexpr std::uint64_t chunk = 16;
+  std::uint64_t           numberOfStarts = 0;
+  std::uint64_t           numberOfEnds = 0;
+  bool                    previous = false;
+  std::uint64_t           x = 0;
   while (x < rowLength)
   {
-    while (x < rowLength && !isForeground(x))
+    if (rowLength - x >= chunk)
     {
-      ++x;
+      bool any = false;
+      bool all = true;
+      for (std::uint64_t i = x; i < x + chunk; ++i)
+      {
+        const bool current = IsForeground(input, mask, i);
+        any |= current;
+        all &= current;
+      }
+      if (previous ? all : !any)
+      {
+        x += chunk;
+        continue;
+      }
     }
-    if (x == rowLength)
+    const std::uint64_t chunkEnd = std::min(x + chunk, rowLength);
+    for (; x < chunkEnd; ++x)
     {
-      break;
+      const bool current = IsForeground(input, mask, x);
+      runs[numberOfStarts].begin = x;
+      runs[numberOfEnds].end = x;
+      numberOfStarts += static_cast<std::uint64_t>(current & !previous);
+      numberOfEnds += static_cast<std::uint64_t>(previous & !current);
+      previous = current;
     }
-    const std::uint64_t begin = x;
-    while (x < rowLength && isForeground(x))
-    {
-      ++x;
-    }
-    runs.push_back(Run{ begin, x });
   }
+  if (previous)
+  {
+    runs[numberOfEnds].end = rowLength;
+  }
+  return numberOfStarts;
 }
 
 /** Root of the set of run i. Path halving only ever points a run to an earlier run of its set, so
@@ -303,59 +373,58 @@ Unite(std::uint64_t * parent, std::uint64_t a, std::uint64_t b)
   }
 }
 
-/** Unites the runs [current, currentEnd) of one row with the overlapping runs [neighbor,
- * neighborEnd) of an adjacent row. `widening` is 1 when diagonal contact counts (fully
- * connected), else 0: runs are neighbours when they share an x after the neighbour run is widened
- * by `widening` on both sides, as in ScanlineFilterCommon::CompareLines. Both rows are sorted and
- * their runs are separated by at least one pixel, so one merge-like pass finds every pair: the
- * run that ends first cannot touch any later run of the other row. */
-inline void
-UniteRows(const Run *    runs,
-          std::uint64_t * parent,
-          std::uint64_t   current,
-          std::uint64_t   currentEnd,
-          std::uint64_t   neighbor,
-          std::uint64_t   neighborEnd,
-          std::uint64_t   widening)
+/** The runs of one row: `count` runs from `runs`, numbered from `firstId` in the union-find. */
+struct RowRuns
 {
-  while (current < currentEnd && neighbor < neighborEnd)
+  const Run *   runs;
+  std::uint64_t firstId;
+  std::uint64_t count;
+};
+
+/** Unites the runs of one row with the overlapping runs of an adjacent row. `widening` is 1 when
+ * diagonal contact counts (fully connected), else 0: runs are neighbours when they share an x
+ * after the neighbour run is widened by `widening` on both sides, as in
+ * ScanlineFilterCommon::CompareLines. Both rows are sorted and their runs are separated by at
+ * least one pixel, so one merge-like pass finds every pair: the run that ends first cannot touch
+ * any later run of the other row. */
+inline void
+UniteRows(const RowRuns & current, const RowRuns & neighbor, std::uint64_t widening, std::uint64_t * parent)
+{
+  // Locals, not the structs' fields: the stores to `parent` could alias those, forcing reloads.
+  const Run * const   currentRuns = current.runs;
+  const Run * const   neighborRuns = neighbor.runs;
+  const std::uint64_t currentCount = current.count;
+  const std::uint64_t neighborCount = neighbor.count;
+  std::uint64_t       c = 0;
+  std::uint64_t       n = 0;
+  while (c < currentCount && n < neighborCount)
   {
-    const Run & c = runs[current];
-    const Run & n = runs[neighbor];
-    if (c.begin < n.end + widening && n.begin < c.end + widening)
+    const Run cr = currentRuns[c];
+    const Run nr = neighborRuns[n];
+    if (cr.begin < nr.end + widening && nr.begin < cr.end + widening)
     {
-      Unite(parent, neighbor, current);
+      Unite(parent, neighbor.firstId + n, current.firstId + c);
     }
-    if (c.end < n.end)
-    {
-      ++current;
-    }
-    else if (n.end < c.end)
-    {
-      ++neighbor;
-    }
-    else
-    {
-      ++current;
-      ++neighbor;
-    }
+    // Branch-free advance: on noisy images which run ends first is a coin toss.
+    c += static_cast<std::uint64_t>(cr.end <= nr.end);
+    n += static_cast<std::uint64_t>(nr.end <= cr.end);
   }
 }
 
 /** The rows adjacent to `row` that precede it in raster order (the half neighbourhood, so that
- * each pair of rows is compared once). Row r is (y, z) = (r % ySize, r / ySize). Face neighbours
- * are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and (y+1, z-1). */
+ * each pair of rows is compared once); returns their number. Row r is (y, z) = (r % ySize,
+ * r / ySize). Face neighbours are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and
+ * (y+1, z-1). In 2-D only (y-1) exists, in 1-D none. */
 unsigned
 PrecedingNeighborRows(std::uint64_t row, std::uint64_t ySize, bool fullyConnected, std::uint64_t neighbors[4])
 {
   const std::uint64_t y = row % ySize;
-  const bool          hasPreviousSlice = row >= ySize;
   unsigned            count = 0;
   if (y > 0)
   {
     neighbors[count++] = row - 1;
   }
-  if (hasPreviousSlice)
+  if (row >= ySize)
   {
     const std::uint64_t below = row - ySize;
     neighbors[count++] = below;
@@ -375,7 +444,7 @@ PrecedingNeighborRows(std::uint64_t row, std::uint64_t ySize, bool fullyConnecte
 }
 
 /** Sum of x over [begin, end), halving whichever factor is even so that no intermediate product
- * is larger than the result. */
+ * exceeds the result. */
 inline std::uint64_t
 SumOfRange(std::uint64_t begin, std::uint64_t end)
 {
@@ -383,6 +452,64 @@ SumOfRange(std::uint64_t begin, std::uint64_t end)
   const std::uint64_t firstPlusLast = begin + end - 1;
   return (length % 2 == 0) ? (length / 2) * firstPlusLast : length * (firstPlusLast / 2);
 }
+
+/** Adds the run [begin, end) of row (y, z) to `features`. */
+inline void
+AddRun(ComponentFeatures & features, const Run & run, std::uint64_t y, std::uint64_t z)
+{
+  const std::uint64_t length = run.end - run.begin;
+  if (features.numberOfPixels == 0)
+  {
+    features.boundingBoxMin = { { run.begin, y, z } };
+    features.boundingBoxMax = { { run.end - 1, y, z } };
+  }
+  else
+  {
+    features.boundingBoxMin[0] = std::min(features.boundingBoxMin[0], run.begin);
+    features.boundingBoxMin[1] = std::min(features.boundingBoxMin[1], y);
+    features.boundingBoxMin[2] = std::min(features.boundingBoxMin[2], z);
+    features.boundingBoxMax[0] = std::max(features.boundingBoxMax[0], run.end - 1);
+    features.boundingBoxMax[1] = std::max(features.boundingBoxMax[1], y);
+    features.boundingBoxMax[2] = std::max(features.boundingBoxMax[2], z);
+  }
+  features.numberOfPixels += length;
+  features.indexSum[0] += SumOfRange(run.begin, run.end);
+  features.indexSum[1] += y * length;
+  features.indexSum[2] += z * length;
+}
+
+/** Adds the pixels summed up in `part` to `features`. */
+inline void
+MergeFeatures(ComponentFeatures & features, const ComponentFeatures & part)
+{
+  if (features.numberOfPixels == 0)
+  {
+    features = part;
+    return;
+  }
+  features.numberOfPixels += part.numberOfPixels;
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    features.boundingBoxMin[d] = std::min(features.boundingBoxMin[d], part.boundingBoxMin[d]);
+    features.boundingBoxMax[d] = std::max(features.boundingBoxMax[d], part.boundingBoxMax[d]);
+    features.indexSum[d] += part.indexSum[d];
+  }
+}
+
+/** What one thread finds in one block of consecutive rows. */
+struct RowBlock
+{
+  std::uint64_t firstRow = 0;
+  std::uint64_t endRow = 0;
+  std::uint64_t firstRun = 0;       ///< global number of the block's first run
+  std::uint64_t firstComponent = 0; ///< components whose first run lies in the block are numbered from here on
+  Buffer<Run>   runs;
+  /** Union-find parents in block numbering, while the block is scanned; then copied into the
+   * global parent array and released. */
+  Buffer<std::uint64_t> localParent;
+  /** Sums over the block's runs of components whose first run lies in an earlier block. */
+  std::vector<std::pair<std::uint64_t, ComponentFeatures>> foreignFeatures;
+};
 
 class CPUEngine final : public Engine
 {
@@ -414,12 +541,12 @@ public:
     m_FullyConnected = request.fullyConnected;
     try
     {
-      const std::vector<std::uint64_t> blockFirstRow = PartitionRows(m_NumberOfRows, m_Size[0], m_NumberOfThreads);
-      std::vector<std::vector<Run>>    blockRuns = FindRuns(request, blockFirstRow);
-      GatherAndUniteWithinBlocks(blockFirstRow, blockRuns);
-      UniteAcrossBlocks(blockFirstRow);
-      const std::uint64_t numberOfComponents = NumberComponents();
-      ComputeFeatures(numberOfComponents);
+      SetUpBlocks();
+      FindAndUniteRunsWithinBlocks(request);
+      NumberRunsGlobally();
+      UniteAcrossBlocks();
+      NumberComponents();
+      ComputeFeatures();
     }
     catch (const std::bad_alloc &)
     {
@@ -488,185 +615,255 @@ private:
     }
   }
 
-  /** Finds the runs of every block of rows, in parallel; leaves the number of runs of row r in
-   * m_RowStart[r + 1]. */
-  std::vector<std::vector<Run>>
-  FindRuns(const LabelingRequest & request, const std::vector<std::uint64_t> & blockFirstRow)
+  void
+  SetUpBlocks()
   {
-    const std::uint64_t           numberOfBlocks = blockFirstRow.size() - 1;
-    std::vector<std::vector<Run>> blockRuns(static_cast<std::size_t>(numberOfBlocks));
+    const std::vector<std::uint64_t> firstRow = PartitionRows(m_NumberOfRows, m_Size[0], m_NumberOfThreads);
+    m_Blocks.resize(firstRow.size() - 1);
+    for (std::size_t b = 0; b < m_Blocks.size(); ++b)
+    {
+      m_Blocks[b].firstRow = firstRow[b];
+      m_Blocks[b].endRow = firstRow[b + 1];
+    }
     m_RowStart.Resize(m_NumberOfRows + 1);
-    m_RowStart[0] = 0;
+  }
 
-    const std::uint64_t rowLength = m_Size[0];
-    auto                scan = [&](auto inputTag, auto maskTag) {
+  /** Index of the block that holds `row`. */
+  std::size_t
+  BlockOfRow(std::uint64_t row) const
+  {
+    const auto it = std::upper_bound(
+      m_Blocks.begin(), m_Blocks.end(), row, [](std::uint64_t r, const RowBlock & block) { return r < block.firstRow; });
+    return static_cast<std::size_t>(it - m_Blocks.begin()) - 1;
+  }
+
+  /** The runs of `row`, which lies in `block`, once the runs are numbered globally. */
+  RowRuns
+  RunsOfRow(const RowBlock & block, std::uint64_t row) const
+  {
+    const std::uint64_t first = m_RowStart[row];
+    return RowRuns{ block.runs.Data() + (first - block.firstRun), first, m_RowStart[row + 1] - first };
+  }
+
+  /** Scans each block of rows for runs and unites the runs of adjacent rows of the block, in
+   * parallel; a block only touches its own runs, parents and rows of m_RowStart. Leaves the
+   * block-local number of row r's first run in m_RowStart[r]. */
+  void
+  FindAndUniteRunsWithinBlocks(const LabelingRequest & request)
+  {
+    auto scanBlocks = [&](auto inputTag, auto maskTag) {
       using InputPixelType = decltype(inputTag);
       using MaskPixelType = decltype(maskTag);
       const auto * input = static_cast<const InputPixelType *>(request.input);
       const auto * mask = static_cast<const MaskPixelType *>(request.mask);
-      ParallelFor(m_NumberOfThreads, numberOfBlocks, [&](std::uint64_t block) {
-        std::vector<Run> & runs = blockRuns[block];
-        for (std::uint64_t row = blockFirstRow[block]; row < blockFirstRow[block + 1]; ++row)
-        {
-          const std::size_t   offset = static_cast<std::size_t>(row * rowLength);
-          const std::uint64_t before = runs.size();
-          ScanRow(input + offset, mask ? mask + offset : mask, rowLength, runs);
-          m_RowStart[row + 1] = runs.size() - before;
-        }
+      ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+        this->ScanBlock(m_Blocks[static_cast<std::size_t>(b)], [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
+          return ScanRow(input + offset, mask ? mask + offset : mask, length, runs);
+        });
       });
     };
 
     DispatchScalarKind(request.inputKind, [&](auto inputTag) {
       if (request.mask == nullptr)
       {
-        scan(inputTag, NoMask{});
+        scanBlocks(inputTag, NoMask{});
       }
       else
       {
-        DispatchScalarKind(request.maskKind, [&](auto maskTag) { scan(inputTag, maskTag); });
+        DispatchScalarKind(request.maskKind, [&](auto maskTag) { scanBlocks(inputTag, maskTag); });
       }
     });
-    return blockRuns;
   }
 
-  /** Numbers the runs globally (prefix sum of the row counts), copies each block's runs to its
-   * place, and unites the runs of rows that are adjacent within a block -- in parallel: such
-   * unions only touch the parents of the block's own runs. */
+  template <typename TScanRow>
   void
-  GatherAndUniteWithinBlocks(const std::vector<std::uint64_t> & blockFirstRow, std::vector<std::vector<Run>> & blockRuns)
+  ScanBlock(RowBlock & block, const TScanRow & scanRow)
   {
-    for (std::uint64_t row = 0; row < m_NumberOfRows; ++row)
-    {
-      m_RowStart[row + 1] += m_RowStart[row];
-    }
-    const std::uint64_t numberOfRuns = m_RowStart[m_NumberOfRows];
-    m_Runs.Resize(numberOfRuns);
-    m_Parent.Resize(numberOfRuns);
-
-    const std::uint64_t numberOfBlocks = blockFirstRow.size() - 1;
+    const std::uint64_t rowLength = m_Size[0];
     const std::uint64_t ySize = m_Size[1];
     const std::uint64_t widening = m_FullyConnected ? 1 : 0;
-    ParallelFor(m_NumberOfThreads, numberOfBlocks, [&](std::uint64_t block) {
-      const std::uint64_t firstRow = blockFirstRow[block];
-      const std::uint64_t endRow = blockFirstRow[block + 1];
-      const std::uint64_t firstRun = m_RowStart[firstRow];
-      std::vector<Run> &  runs = blockRuns[block];
-      std::copy(runs.begin(), runs.end(), m_Runs.Data() + firstRun);
-      for (std::uint64_t i = 0; i < runs.size(); ++i)
-      {
-        m_Parent[firstRun + i] = firstRun + i;
-      }
-      std::vector<Run>().swap(runs); // free as we go: the copy doubled the memory of the runs
+    const std::uint64_t slotsPerRow = RunSlotsPerRow(rowLength);
+    block.runs.SetSize(0);
+    block.localParent.SetSize(0);
+    block.foreignFeatures.clear();
 
-      std::uint64_t neighbors[4];
-      for (std::uint64_t row = firstRow; row < endRow; ++row)
+    std::uint64_t neighbors[4];
+    for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+    {
+      const std::uint64_t first = block.runs.Size();
+      m_RowStart[row] = first;
+      block.runs.Reserve(first + slotsPerRow);
+      const std::uint64_t count = scanRow(row * rowLength, rowLength, block.runs.Data() + first);
+      if (count == 0)
       {
-        if (m_RowStart[row] == m_RowStart[row + 1])
+        continue;
+      }
+      block.runs.SetSize(first + count);
+      block.localParent.Reserve(first + count);
+      block.localParent.SetSize(first + count);
+      std::uint64_t * parent = block.localParent.Data();
+      for (std::uint64_t i = first; i < first + count; ++i)
+      {
+        parent[i] = i;
+      }
+
+      const RowRuns  current{ block.runs.Data() + first, first, count };
+      const unsigned numberOfNeighbors = PrecedingNeighborRows(row, ySize, m_FullyConnected, neighbors);
+      for (unsigned i = 0; i < numberOfNeighbors; ++i)
+      {
+        const std::uint64_t neighborRow = neighbors[i];
+        if (neighborRow >= block.firstRow)
         {
-          continue;
-        }
-        const unsigned count = PrecedingNeighborRows(row, ySize, m_FullyConnected, neighbors);
-        for (unsigned i = 0; i < count; ++i)
-        {
-          if (neighbors[i] >= firstRow)
-          {
-            UniteRows(m_Runs.Data(),
-                      m_Parent.Data(),
-                      m_RowStart[row],
-                      m_RowStart[row + 1],
-                      m_RowStart[neighbors[i]],
-                      m_RowStart[neighbors[i] + 1],
-                      widening);
-          }
+          // neighborRow < row, so its end is the start of the next row, already recorded
+          const std::uint64_t neighborFirst = m_RowStart[neighborRow];
+          const RowRuns       neighbor{ block.runs.Data() + neighborFirst,
+                                  neighborFirst,
+                                  m_RowStart[neighborRow + 1] - neighborFirst };
+          UniteRows(current, neighbor, widening, parent);
         }
       }
+    }
+  }
+
+  /** Numbers the runs in raster order across blocks: offsets each block's run numbers, row starts
+   * and parents by the runs of the blocks before it, gathering the parents into one array. */
+  void
+  NumberRunsGlobally()
+  {
+    std::uint64_t numberOfRuns = 0;
+    for (RowBlock & block : m_Blocks)
+    {
+      block.firstRun = numberOfRuns;
+      numberOfRuns += block.runs.Size();
+    }
+    m_RowStart[m_NumberOfRows] = numberOfRuns;
+    m_Parent.Resize(numberOfRuns);
+
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this](std::uint64_t b) {
+      RowBlock &          block = m_Blocks[static_cast<std::size_t>(b)];
+      const std::uint64_t offset = block.firstRun;
+      for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+      {
+        m_RowStart[row] += offset;
+      }
+      const std::uint64_t * local = block.localParent.Data();
+      std::uint64_t *       global = m_Parent.Data() + offset;
+      for (std::uint64_t i = 0; i < block.runs.Size(); ++i)
+      {
+        global[i] = local[i] + offset;
+      }
+      block.localParent.Release(); // the global parents replace them; keep the peak memory down
     });
   }
 
   /** Unites runs of adjacent rows that lie in different blocks. Only the first ySize + 1 rows of a
    * block can have a neighbour in an earlier block, so this serial pass is short. */
   void
-  UniteAcrossBlocks(const std::vector<std::uint64_t> & blockFirstRow)
+  UniteAcrossBlocks()
   {
     const std::uint64_t ySize = m_Size[1];
     const std::uint64_t widening = m_FullyConnected ? 1 : 0;
     std::uint64_t       neighbors[4];
-    for (std::size_t block = 1; block + 1 < blockFirstRow.size(); ++block)
+    for (std::size_t b = 1; b < m_Blocks.size(); ++b)
     {
-      const std::uint64_t firstRow = blockFirstRow[block];
-      const std::uint64_t endRow = std::min(blockFirstRow[block + 1], firstRow + ySize + 1);
-      for (std::uint64_t row = firstRow; row < endRow; ++row)
+      const RowBlock &    block = m_Blocks[b];
+      const std::uint64_t endRow = std::min(block.endRow, block.firstRow + ySize + 1);
+      for (std::uint64_t row = block.firstRow; row < endRow; ++row)
       {
-        const unsigned count = PrecedingNeighborRows(row, ySize, m_FullyConnected, neighbors);
-        for (unsigned i = 0; i < count; ++i)
+        const RowRuns current = RunsOfRow(block, row);
+        if (current.count == 0)
         {
-          if (neighbors[i] < firstRow)
+          continue;
+        }
+        const unsigned numberOfNeighbors = PrecedingNeighborRows(row, ySize, m_FullyConnected, neighbors);
+        for (unsigned i = 0; i < numberOfNeighbors; ++i)
+        {
+          const std::uint64_t neighborRow = neighbors[i];
+          if (neighborRow < block.firstRow)
           {
-            UniteRows(m_Runs.Data(),
-                      m_Parent.Data(),
-                      m_RowStart[row],
-                      m_RowStart[row + 1],
-                      m_RowStart[neighbors[i]],
-                      m_RowStart[neighbors[i] + 1],
-                      widening);
+            UniteRows(current, RunsOfRow(m_Blocks[BlockOfRow(neighborRow)], neighborRow), widening, m_Parent.Data());
           }
         }
       }
     }
   }
 
-  /** Replaces each run's parent by its component number and returns the number of components.
-   * Roots are the first runs of their components, so numbering the roots in run order numbers the
-   * components in raster order of their first pixel, as ITK's CreateConsecutive does. A run's
-   * parent precedes it and is already numbered when the run is reached, which lets the numbers
-   * overwrite the parents in one pass. */
-  std::uint64_t
+  /** Replaces each run's parent by its component number. Roots are the first runs of their
+   * components, so numbering the roots in run order numbers the components in raster order of
+   * their first pixel, as ITK's CreateConsecutive does. A run's parent precedes it and is already
+   * numbered when the run is reached, which lets the numbers overwrite the parents in one pass. */
+  void
   NumberComponents()
   {
     std::uint64_t * parent = m_Parent.Data();
     std::uint64_t   numberOfComponents = 0;
-    for (std::uint64_t i = 0; i < m_Parent.Size(); ++i)
+    for (RowBlock & block : m_Blocks)
     {
-      parent[i] = (parent[i] == i) ? numberOfComponents++ : parent[parent[i]];
+      block.firstComponent = numberOfComponents;
+      const std::uint64_t endRun = block.firstRun + block.runs.Size();
+      for (std::uint64_t i = block.firstRun; i < endRun; ++i)
+      {
+        parent[i] = (parent[i] == i) ? numberOfComponents++ : parent[parent[i]];
+      }
     }
-    return numberOfComponents;
+    m_NumberOfComponents = numberOfComponents;
   }
 
+  /** Sums up the features, in parallel by blocks. A block owns the components whose first run it
+   * holds -- a consecutive range of numbers -- and adds its runs of those directly; its runs of
+   * components owned by an earlier block go to a small per-block list, added afterwards in block
+   * order. */
   void
-  ComputeFeatures(std::uint64_t numberOfComponents)
+  ComputeFeatures()
   {
-    m_Features.assign(static_cast<std::size_t>(numberOfComponents), ComponentFeatures{});
+    m_Features.assign(static_cast<std::size_t>(m_NumberOfComponents), ComponentFeatures{});
     const std::uint64_t ySize = m_Size[1];
-    const Run *         runs = m_Runs.Data();
-    const std::uint64_t * component = m_Parent.Data();
-    for (std::uint64_t row = 0; row < m_NumberOfRows; ++row)
-    {
-      const std::uint64_t y = row % ySize;
-      const std::uint64_t z = row / ySize;
-      for (std::uint64_t i = m_RowStart[row]; i < m_RowStart[row + 1]; ++i)
+
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, ySize](std::uint64_t b) {
+      RowBlock &            block = m_Blocks[static_cast<std::size_t>(b)];
+      const std::uint64_t * component = m_Parent.Data() + block.firstRun;
+      const Run *           runs = block.runs.Data();
+      ComponentFeatures *   features = m_Features.data();
+
+      std::unordered_map<std::uint64_t, std::size_t> foreignIndex;
+      std::uint64_t lastForeign = std::numeric_limits<std::uint64_t>::max(); // runs of one component tend to follow each other
+      std::size_t   lastForeignIndex = 0;
+
+      for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
       {
-        const Run &         run = runs[i];
-        const std::uint64_t length = run.end - run.begin;
-        ComponentFeatures & features = m_Features[static_cast<std::size_t>(component[i])];
-        if (features.numberOfPixels == 0)
+        const std::uint64_t y = row % ySize;
+        const std::uint64_t z = row / ySize;
+        const std::uint64_t end = m_RowStart[row + 1] - block.firstRun;
+        for (std::uint64_t i = m_RowStart[row] - block.firstRun; i < end; ++i)
         {
-          features.boundingBoxMin = { { run.begin, y, z } };
-          features.boundingBoxMax = { { run.end - 1, y, z } };
+          const std::uint64_t k = component[i];
+          if (k >= block.firstComponent)
+          {
+            AddRun(features[k], runs[i], y, z);
+            continue;
+          }
+          if (k != lastForeign)
+          {
+            const auto inserted = foreignIndex.emplace(k, block.foreignFeatures.size());
+            if (inserted.second)
+            {
+              block.foreignFeatures.emplace_back(k, ComponentFeatures{});
+            }
+            lastForeign = k;
+            lastForeignIndex = inserted.first->second;
+          }
+          AddRun(block.foreignFeatures[lastForeignIndex].second, runs[i], y, z);
         }
-        else
-        {
-          // Runs arrive in raster order: z never decreases, so its minimum is the first run's.
-          features.boundingBoxMin[0] = std::min(features.boundingBoxMin[0], run.begin);
-          features.boundingBoxMax[0] = std::max(features.boundingBoxMax[0], run.end - 1);
-          features.boundingBoxMax[1] = std::max(features.boundingBoxMax[1], y);
-          features.boundingBoxMax[2] = z;
-          features.boundingBoxMin[1] = std::min(features.boundingBoxMin[1], y);
-        }
-        features.numberOfPixels += length;
-        features.indexSum[0] += SumOfRange(run.begin, run.end);
-        features.indexSum[1] += y * length;
-        features.indexSum[2] += z * length;
       }
+    });
+
+    for (RowBlock & block : m_Blocks)
+    {
+      for (const auto & part : block.foreignFeatures)
+      {
+        MergeFeatures(m_Features[static_cast<std::size_t>(part.first)], part.second);
+      }
+      std::vector<std::pair<std::uint64_t, ComponentFeatures>>().swap(block.foreignFeatures);
     }
   }
 
@@ -676,22 +873,23 @@ private:
   {
     TOutput background;
     std::memcpy(&background, &output.backgroundBits, sizeof(TOutput));
-    auto * const          data = static_cast<TOutput *>(output.data);
-    const std::uint64_t   rowLength = m_Size[0];
-    const Run *           runs = m_Runs.Data();
-    const std::uint64_t * component = m_Parent.Data();
+    TOutput * const     data = static_cast<TOutput *>(output.data);
+    const std::uint64_t rowLength = m_Size[0];
 
-    const std::vector<std::uint64_t> blockFirstRow = PartitionRows(m_NumberOfRows, rowLength, m_NumberOfThreads);
-    ParallelFor(m_NumberOfThreads, blockFirstRow.size() - 1, [&](std::uint64_t block) {
-      for (std::uint64_t row = blockFirstRow[block]; row < blockFirstRow[block + 1]; ++row)
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+      const RowBlock &      block = m_Blocks[static_cast<std::size_t>(b)];
+      const std::uint64_t * component = m_Parent.Data();
+      for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
       {
+        const RowRuns   rowRuns = RunsOfRow(block, row);
         TOutput * const line = data + static_cast<std::size_t>(row * rowLength);
         std::uint64_t   x = 0;
-        for (std::uint64_t i = m_RowStart[row]; i < m_RowStart[row + 1]; ++i)
+        for (std::uint64_t i = 0; i < rowRuns.count; ++i)
         {
-          const Run & run = runs[i];
+          const Run &   run = rowRuns.runs[i];
+          const TOutput label = static_cast<TOutput>(output.LabelValue(component[rowRuns.firstId + i]));
           std::fill(line + x, line + run.begin, background);
-          std::fill(line + run.begin, line + run.end, static_cast<TOutput>(output.LabelValue(component[i])));
+          std::fill(line + run.begin, line + run.end, label);
           x = run.end;
         }
         std::fill(line + x, line + rowLength, background);
@@ -702,8 +900,8 @@ private:
   void
   ReleaseMemory()
   {
+    std::vector<RowBlock>().swap(m_Blocks);
     m_RowStart.Release();
-    m_Runs.Release();
     m_Parent.Release();
     std::vector<ComponentFeatures>().swap(m_Features);
   }
@@ -714,10 +912,11 @@ private:
   std::array<std::uint64_t, MaxDimension> m_Size{ { 1, 1, 1 } };
   std::uint64_t                           m_NumberOfRows = 0;
   bool                                    m_FullyConnected = false;
+  std::uint64_t                           m_NumberOfComponents = 0;
 
-  /** The runs of row r are m_Runs[m_RowStart[r]] to m_Runs[m_RowStart[r + 1] - 1]. */
+  std::vector<RowBlock> m_Blocks;
+  /** Number of the first run of row r (runs of row r: m_RowStart[r] to m_RowStart[r + 1] - 1). */
   Buffer<std::uint64_t> m_RowStart;
-  Buffer<Run>           m_Runs;
   /** Union-find parent of each run while uniting; its component number after NumberComponents(). */
   Buffer<std::uint64_t>          m_Parent;
   std::vector<ComponentFeatures> m_Features;

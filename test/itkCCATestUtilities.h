@@ -14,7 +14,7 @@
 
 #include <cstring>
 #include <iostream>
-#include <map>
+#include <vector>
 #include <random>
 #include <sstream>
 #include <string>
@@ -142,19 +142,29 @@ FeaturesMatchBruteForce(const TFilter * filter, const std::string & what)
     typename OutputImageType::IndexType   min, max;
     double                                sum[D] = {};
   };
-  std::map<PixelType, Sums> sums;
+  // Labels are integers in [0, objects + 1] (ITK's numbering steps over the background): index by value.
+  const SizeValueType       maxLabel = filter->GetObjectCount() + 1;
+  std::vector<Sums>         sums(maxLabel + 1);
+  SizeValueType             distinct = 0;
   const OutputImageType *   labels = filter->GetOutput();
   for (ImageRegionConstIteratorWithIndex<OutputImageType> it(labels, labels->GetBufferedRegion()); !it.IsAtEnd(); ++it)
   {
-    if (it.Get() == filter->GetBackgroundValue())
+    const PixelType value = it.Get();
+    if (value == filter->GetBackgroundValue())
     {
       continue;
     }
-    Sums &     s = sums[it.Get()];
+    if (value < PixelType{ 0 } || static_cast<SizeValueType>(value) > maxLabel)
+    {
+      std::cerr << what << ": label " << static_cast<double>(value) << " outside [0, " << maxLabel << "]" << std::endl;
+      return false;
+    }
+    Sums &     s = sums[static_cast<SizeValueType>(value)];
     const auto idx = it.GetIndex();
     if (s.count == 0)
     {
       s.min = s.max = idx;
+      ++distinct;
     }
     ++s.count;
     for (unsigned d = 0; d < D; ++d)
@@ -165,21 +175,21 @@ FeaturesMatchBruteForce(const TFilter * filter, const std::string & what)
     }
   }
   const auto & features = filter->GetComponentFeatures();
-  if (features.size() != sums.size() || features.size() != filter->GetObjectCount())
+  if (features.size() != distinct || features.size() != filter->GetObjectCount())
   {
-    std::cerr << what << ": " << features.size() << " feature records, " << sums.size() << " labels in the image, "
+    std::cerr << what << ": " << features.size() << " feature records, " << distinct << " labels in the image, "
               << filter->GetObjectCount() << " objects" << std::endl;
     return false;
   }
   for (const auto & f : features)
   {
-    auto found = sums.find(f.Label);
-    if (found == sums.end())
+    if (f.Label < PixelType{ 0 } || static_cast<SizeValueType>(f.Label) > maxLabel ||
+        sums[static_cast<SizeValueType>(f.Label)].count == 0)
     {
       std::cerr << what << ": label " << static_cast<double>(f.Label) << " not in the image" << std::endl;
       return false;
     }
-    const Sums & s = found->second;
+    const Sums & s = sums[static_cast<SizeValueType>(f.Label)];
     bool         ok = f.NumberOfPixels == s.count;
     for (unsigned d = 0; d < D; ++d)
     {

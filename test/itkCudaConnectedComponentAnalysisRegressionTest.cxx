@@ -7,6 +7,7 @@
 #include "itkCCATestUtilities.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
+#include "itksys/SystemTools.hxx"
 
 int
 itkCudaConnectedComponentAnalysisRegressionTest(int argc, char * argv[])
@@ -48,6 +49,8 @@ itkCudaConnectedComponentAnalysisRegressionTest(int argc, char * argv[])
   {
     return EXIT_FAILURE;
   }
+  // the output folder may be missing where the build tree was copied (device bundles carry no empty folders)
+  itksys::SystemTools::MakeDirectory(itksys::SystemTools::GetFilenamePath(argv[3]));
   ITK_TRY_EXPECT_NO_EXCEPTION(WriteImage(filter->GetOutput(), argv[3]));
   return EXIT_SUCCESS;
 }

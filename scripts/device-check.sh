@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine (see DESIGN.md §6), from the repository root, with .device-bundle carried:
+#   the gpu-labelled tests, then compute-sanitizer memcheck and racecheck on the GPU test cases that
+#   fit its slowdown. Logs go to $OUT (or ./device-logs).
+set -uo pipefail
+out=${OUT:-device-logs}; mkdir -p "$out"
+source .device-bundle/env.sh
+driver="$BUNDLE_BUILD/test/CudaConnectedComponentAnalysisTestDriver"
+data="$PWD/test/Data/Input"
+nvidia-smi -L | tee "$out/device.txt"
+ctest --test-dir "$BUNDLE_BUILD" -L gpu --output-on-failure -j1 ${CTEST_ARGS:-} 2>&1 | tee "$out/ctest-gpu.log" | tail -n 40
+sanitize() { # tool name args...
+  local tool=$1 name=$2; shift 2
+  compute-sanitizer --tool "$tool" --error-exitcode 99 "$driver" "$@" > "$out/sanitizer-$tool-$name.log" 2>&1
+  echo "compute-sanitizer $tool $name: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-$name.log" | tail -n 1)"
+}
+if [ "${SANITIZE:-1}" = 1 ]; then
+  for tool in memcheck racecheck; do
+    for fully in 0 1; do
+      sanitize $tool ct$fully itkCudaConnectedComponentAnalysisRegressionTest "$data/CTSlice.mha" 250 /tmp/ct$fully.mha $fully cuda
+      sanitize $tool synthetic$fully itkCudaConnectedComponentAnalysisRegressionTest "$data/Synthetic.png" 1 /tmp/s$fully.png $fully cuda
+    done
+    sanitize $tool badinput itkCudaConnectedComponentAnalysisBadInputTest cuda
+  done
+  compute-sanitizer --tool memcheck --error-exitcode 99 "$driver" itkCudaConnectedComponentAnalysisExactnessTest cuda 1 3 \
+    > "$out/sanitizer-memcheck-exactness3d.log" 2>&1
+  echo "compute-sanitizer memcheck exactness3d: exit $? :: $(grep 'ERROR SUMMARY' "$out/sanitizer-memcheck-exactness3d.log" | tail -n 1)"
+fi 2>&1 | tee "$out/sanitizer-summary.txt"
