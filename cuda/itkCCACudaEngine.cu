@@ -250,6 +250,14 @@ public:
   std::uint64_t
   Analyze(const LabelingRequest & request) override
   {
+    return Run(request, false, true);
+  }
+
+  /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
+   * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */
+  std::uint64_t
+  Run(const LabelingRequest & request, bool onDevice, bool featuresToHost)
+  {
     m_Analyzed = false;
     ValidateRequest(request);
     CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
@@ -275,21 +283,34 @@ public:
     // for both, so that no reallocation can free it under a kernel still reading it.
     const std::size_t inputBytes = numPixels * ScalarKindSize(request.inputKind);
     const std::size_t maskBytes = request.mask ? numPixels * ScalarKindSize(request.maskKind) : 0;
-    m_Pixels.Reserve(std::max(inputBytes, maskBytes), "the input image");
+    if (!onDevice)
+    {
+      m_Pixels.Reserve(std::max(inputBytes, maskBytes), "the input image");
+    }
     DispatchScalar(request.inputKind, [&](auto tag) {
       using T = decltype(tag);
-      m_Staging.ToDevice(m_Pixels.As<void>(), request.input, numPixels * sizeof(T), m_Stream);
+      const T * pixels = static_cast<const T *>(request.input);
+      if (!onDevice)
+      {
+        m_Staging.ToDevice(m_Pixels.As<void>(), request.input, inputBytes, m_Stream);
+        pixels = m_Pixels.As<T>();
+      }
       BuildForegroundBitsKernel<T>
-        <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(m_Pixels.As<T>(), m_Bits.As<std::uint32_t>(), g);
+        <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(pixels, m_Bits.As<std::uint32_t>(), g);
       CCA_CUDA_CHECK_LAUNCH("BuildForegroundBitsKernel");
     });
     if (request.mask)
     {
       DispatchScalar(request.maskKind, [&](auto tag) {
         using M = decltype(tag);
-        m_Staging.ToDevice(m_Pixels.As<void>(), request.mask, numPixels * sizeof(M), m_Stream);
+        const M * maskPixels = static_cast<const M *>(request.mask);
+        if (!onDevice)
+        {
+          m_Staging.ToDevice(m_Pixels.As<void>(), request.mask, maskBytes, m_Stream);
+          maskPixels = m_Pixels.As<M>();
+        }
         ApplyMaskKernel<M>
-          <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(m_Pixels.As<M>(), m_Bits.As<std::uint32_t>(), g);
+          <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(maskPixels, m_Bits.As<std::uint32_t>(), g);
         CCA_CUDA_CHECK_LAUNCH("ApplyMaskKernel");
       });
     }
@@ -358,13 +379,18 @@ public:
         parent, rootLabel, m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(),
         numRuns, g, f);
       CCA_CUDA_CHECK_LAUNCH("LabelRunsAndVoteFeaturesKernel");
-
+    }
+    if (numRuns > 0 && featuresToHost)
+    {
+      const std::uint64_t k = m_NumberOfComponents;
+      const unsigned long long * deviceSums = m_FeatureSums.As<unsigned long long>();
+      const std::uint32_t *      deviceBoxes = m_FeatureBoxes.As<std::uint32_t>();
       std::vector<unsigned long long> sums(4 * k);
       std::vector<std::uint32_t>      boxes(6 * k);
       CCA_CUDA_CHECK(cudaMemcpyAsync(
-        sums.data(), f.numberOfPixels, sums.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, m_Stream));
+        sums.data(), deviceSums, sums.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, m_Stream));
       CCA_CUDA_CHECK(cudaMemcpyAsync(
-        boxes.data(), f.boundingBoxMin[0], boxes.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
+        boxes.data(), deviceBoxes, boxes.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
       CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
       m_Features.resize(k);
       for (std::uint64_t i = 0; i < k; ++i)
@@ -394,6 +420,15 @@ public:
   void
   WriteLabels(const LabelOutput & output) override
   {
+    const std::size_t bytes = WriteLabelsOnDevice(output);
+    m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream);
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+  }
+
+  /** Writes the label image into the engine's device buffer (output.data is not touched); returns its size in bytes. */
+  std::size_t
+  WriteLabelsOnDevice(const LabelOutput & output)
+  {
     if (!m_Analyzed)
     {
       throw EngineError("WriteLabels() called before a successful Analyze()");
@@ -422,9 +457,14 @@ public:
                                          output.skipValue,
                                          g);
       CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
-      m_Staging.ToHost(output.data, m_Labels.As<void>(), numPixels * sizeof(T), m_Stream);
     });
-    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    return numPixels * ScalarKindSize(output.kind);
+  }
+
+  cudaStream_t
+  GetStream() const
+  {
+    return m_Stream;
   }
 
 private:
@@ -561,6 +601,71 @@ CreateCudaEngine(int deviceId)
     throw EngineUnavailable(msg.str());
   }
   return std::make_unique<cuda::CudaEngine>(deviceId);
+}
+
+} // namespace cca
+} // namespace itk
+
+#include "itkCCABenchmark.h"
+
+namespace itk
+{
+namespace cca
+{
+
+DeviceResidentTimings
+BenchmarkCudaDeviceResident(const LabelingRequest & hostRequest, int deviceId, int warmupRuns, int timedRuns)
+{
+  if (hostRequest.mask)
+  {
+    throw EngineError("the device-resident benchmark takes no mask");
+  }
+  auto  engineOwner = CreateCudaEngine(deviceId);
+  auto & engine = static_cast<cuda::CudaEngine &>(*engineOwner);
+  const std::size_t bytes = hostRequest.NumberOfPixels() * ScalarKindSize(hostRequest.inputKind);
+  cuda::DeviceBuffer deviceInput;
+  deviceInput.Reserve(bytes, "the benchmark image");
+  CCA_CUDA_CHECK(cudaMemcpy(deviceInput.As<void>(), hostRequest.input, bytes, cudaMemcpyHostToDevice));
+  LabelingRequest request = hostRequest;
+  request.input = deviceInput.As<void>();
+
+  LabelOutput labels;
+  labels.kind = ScalarKind::UInt32;
+  labels.skipValue = 0; // background 0: labels 1..K
+
+  cudaEvent_t start, stop;
+  CCA_CUDA_CHECK(cudaEventCreate(&start));
+  CCA_CUDA_CHECK(cudaEventCreate(&stop));
+  DeviceResidentTimings result;
+  result.device = engine.GetDescription();
+  auto timeOnce = [&](bool withLabels) {
+    CCA_CUDA_CHECK(cudaEventRecord(start, engine.GetStream()));
+    result.components = engine.Run(request, true, false);
+    if (withLabels)
+    {
+      engine.WriteLabelsOnDevice(labels);
+    }
+    CCA_CUDA_CHECK(cudaEventRecord(stop, engine.GetStream()));
+    CCA_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    CCA_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    return static_cast<double>(ms);
+  };
+  for (bool withLabels : { false, true })
+  {
+    for (int i = 0; i < warmupRuns; ++i)
+    {
+      timeOnce(withLabels);
+    }
+    auto & times = withLabels ? result.featuresAndLabelsMs : result.featuresMs;
+    for (int i = 0; i < timedRuns; ++i)
+    {
+      times.push_back(timeOnce(withLabels));
+    }
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return result;
 }
 
 } // namespace cca

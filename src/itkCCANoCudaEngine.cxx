@@ -33,3 +33,17 @@ CreateCudaEngine(int)
 
 } // namespace cca
 } // namespace itk
+
+#include "itkCCABenchmark.h"
+
+namespace itk
+{
+namespace cca
+{
+DeviceResidentTimings
+BenchmarkCudaDeviceResident(const LabelingRequest &, int, int, int)
+{
+  throw EngineUnavailable("this build has no CUDA engine (configured without a CUDA compiler)");
+}
+} // namespace cca
+} // namespace itk

@@ -1,0 +1,324 @@
+/*=========================================================================
+ *  Throughput benchmark, the method of Lemaitre et al. 2021 (ICASSP) §4: square MT19937 random images
+ *  (default 8192^2) of density 0..100 % in 10 % steps at granularity g in {1, 4, 16}, plus the all-ones
+ *  image; Gpix/s = pixels / time, averaged over the densities of each g. Modes, side by side in one run:
+ *   a  CUDA, device-resident: labeling + features, features left on the device (CUDA events)
+ *   b  CUDA, device-resident: a + the label image written on the device (CUDA events)
+ *   c  CUDA end to end through the ITK filter: host image in, label image + features out (wall clock)
+ *   d  ITK's CPU pipeline: ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (defaults,
+ *      all threads), and d0 ConnectedComponentImageFilter alone (wall clock)
+ *   e  our CPU engine through the ITK filter (wall clock)
+ *  Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
+ *
+ *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W]
+ *           [--modes abcde] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
+ *=========================================================================*/
+#include "itkCCABenchmark.h"
+#include "itkConnectedComponentImageFilter.h"
+#include "itkCudaConnectedComponentAnalysisImageFilter.h"
+#include "itkLabelImageToShapeLabelMapFilter.h"
+#include "itkMultiThreaderBase.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <random>
+#include <sstream>
+#include <string>
+
+namespace
+{
+using BinaryImageType = itk::Image<unsigned char, 2>;
+using LabelImageType = itk::Image<unsigned int, 2>;
+
+struct Options
+{
+  unsigned    size = 8192;
+  int         runs = 10;
+  int         cpuRuns = 3;
+  int         warmup = 1;
+  std::string modes = "abcde";
+  std::string connectivity = "both";
+  std::string cpuConnectivity = "4";
+  std::string json = "benchmark.json";
+};
+
+/** The paper's images: blocks of g x g pixels set with probability `density`. */
+BinaryImageType::Pointer
+MakeImage(unsigned size, double density, unsigned g, std::uint32_t seed)
+{
+  auto image = BinaryImageType::New();
+  image->SetRegions(BinaryImageType::SizeType{ { size, size } });
+  image->Allocate();
+  std::mt19937                           rng(seed);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const unsigned                         blocks = (size + g - 1) / g;
+  std::vector<unsigned char>             on(static_cast<std::size_t>(blocks) * blocks);
+  for (auto & b : on)
+  {
+    b = uniform(rng) < density ? 1 : 0;
+  }
+  unsigned char * p = image->GetBufferPointer();
+  for (unsigned y = 0; y < size; ++y)
+  {
+    for (unsigned x = 0; x < size; ++x)
+    {
+      p[static_cast<std::size_t>(y) * size + x] = on[static_cast<std::size_t>(y / g) * blocks + x / g];
+    }
+  }
+  return image;
+}
+
+struct Stats
+{
+  double minMs = 0;
+  double medianMs = 0;
+};
+
+Stats
+Summarize(std::vector<double> ms)
+{
+  std::sort(ms.begin(), ms.end());
+  Stats s;
+  s.minMs = ms.front();
+  s.medianMs = ms.size() % 2 ? ms[ms.size() / 2] : 0.5 * (ms[ms.size() / 2 - 1] + ms[ms.size() / 2]);
+  return s;
+}
+
+std::vector<double>
+TimeWallClock(int warmup, int runs, const std::function<void()> & f)
+{
+  for (int i = 0; i < warmup; ++i)
+  {
+    f();
+  }
+  std::vector<double> ms;
+  for (int i = 0; i < runs; ++i)
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return ms;
+}
+
+bool
+WantsConnectivity(const std::string & setting, bool fully)
+{
+  return setting == "both" || (setting == "8") == fully;
+}
+} // namespace
+
+int
+main(int argc, char * argv[])
+{
+  Options opt;
+  std::ostringstream command;
+  for (int i = 0; i < argc; ++i)
+  {
+    command << (i ? " " : "") << argv[i];
+  }
+  for (int i = 1; i + 1 < argc; i += 2)
+  {
+    const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--size")
+      opt.size = std::stoul(value);
+    else if (key == "--runs")
+      opt.runs = std::stoi(value);
+    else if (key == "--cpu-runs")
+      opt.cpuRuns = std::stoi(value);
+    else if (key == "--warmup")
+      opt.warmup = std::stoi(value);
+    else if (key == "--modes")
+      opt.modes = value;
+    else if (key == "--connectivity")
+      opt.connectivity = value;
+    else if (key == "--cpu-connectivity")
+      opt.cpuConnectivity = value;
+    else if (key == "--json")
+      opt.json = value;
+    else
+    {
+      std::cerr << "unknown option " << key << std::endl;
+      return EXIT_FAILURE;
+    }
+  }
+  auto has = [&opt](char m) { return opt.modes.find(m) != std::string::npos; };
+
+  std::string reason;
+  const bool  gpu = itk::cca::GetCudaDeviceCount(&reason) > 0;
+  if (!gpu && (has('a') || has('b') || has('c')))
+  {
+    std::cout << "No CUDA device (" << reason << "): modes a, b, c skipped." << std::endl;
+  }
+  const unsigned threads = itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads();
+
+  nlohmann::json report;
+  report["command"] = command.str();
+  report["size"] = opt.size;
+  report["runs"] = opt.runs;
+  report["cpu_runs"] = opt.cpuRuns;
+  report["warmup"] = opt.warmup;
+  report["cpu_threads"] = threads;
+  report["cuda_engine_compiled"] = itk::cca::IsCudaEngineCompiled();
+  report["device"] = gpu ? "" : ("none: " + reason);
+  report["results"] = nlohmann::json::array();
+
+  const double pixels = static_cast<double>(opt.size) * opt.size;
+  // (mode, connectivity, g) -> Gpix/s of each density, from the minimum and the median time
+  std::map<std::string, std::vector<double>> gpixMin, gpixMedian;
+
+  struct Series
+  {
+    unsigned g;
+    double   density;
+  };
+  std::vector<Series> series;
+  for (unsigned g : { 1u, 4u, 16u })
+  {
+    for (int step = 0; step <= 10; ++step)
+    {
+      series.push_back({ g, step / 10.0 });
+    }
+  }
+  series.push_back({ 0u, 1.0 }); // all ones
+
+  std::uint32_t seed = 2021;
+  for (const auto & s : series)
+  {
+    const bool allOnes = s.g == 0;
+    auto       image = MakeImage(opt.size, s.density, allOnes ? 1 : s.g, ++seed);
+    const std::string gName = allOnes ? "ones" : ("g" + std::to_string(s.g));
+    for (bool fully : { false, true })
+    {
+      const std::string conn = fully ? "8" : "4";
+      auto record = [&](const std::string & mode, const std::vector<double> & ms, std::uint64_t objects) {
+        const Stats st = Summarize(ms);
+        const std::string key = mode + "|" + conn + "|" + gName;
+        gpixMin[key].push_back(pixels / (st.minMs * 1e6));
+        gpixMedian[key].push_back(pixels / (st.medianMs * 1e6));
+        report["results"].push_back({ { "mode", mode },
+                                      { "connectivity", std::stoi(conn) },
+                                      { "granularity", gName },
+                                      { "density", s.density },
+                                      { "objects", objects },
+                                      { "min_ms", st.minMs },
+                                      { "median_ms", st.medianMs },
+                                      { "runs_ms", ms } });
+      };
+
+      if (gpu && WantsConnectivity(opt.connectivity, fully) && (has('a') || has('b')))
+      {
+        itk::cca::LabelingRequest request;
+        request.size = { { opt.size, opt.size, 1 } };
+        request.fullyConnected = fully;
+        request.input = image->GetBufferPointer();
+        request.inputKind = itk::cca::ScalarKind::UInt8;
+        const auto t = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);
+        report["device"] = t.device;
+        if (has('a'))
+          record("a", t.featuresMs, t.components);
+        if (has('b'))
+          record("b", t.featuresAndLabelsMs, t.components);
+      }
+      if (gpu && has('c') && WantsConnectivity(opt.cpuConnectivity, fully))
+      {
+        auto filter = itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>::New();
+        filter->SetInput(image);
+        filter->SetFullyConnected(fully);
+        filter->SetBackend(itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA);
+        const auto ms = TimeWallClock(opt.warmup, opt.cpuRuns, [&] {
+          filter->Modified();
+          filter->Update();
+        });
+        record("c", ms, filter->GetObjectCount());
+      }
+      if (has('d') && WantsConnectivity(opt.cpuConnectivity, fully))
+      {
+        auto cc = itk::ConnectedComponentImageFilter<BinaryImageType, LabelImageType>::New();
+        cc->SetInput(image);
+        cc->SetFullyConnected(fully);
+        auto shape = itk::LabelImageToShapeLabelMapFilter<LabelImageType>::New();
+        shape->SetInput(cc->GetOutput());
+        const auto ms0 = TimeWallClock(opt.warmup, opt.cpuRuns, [&] {
+          cc->Modified();
+          cc->Update();
+        });
+        record("d0", ms0, cc->GetObjectCount());
+        const auto ms = TimeWallClock(opt.warmup, opt.cpuRuns, [&] {
+          cc->Modified();
+          shape->Update();
+        });
+        record("d", ms, cc->GetObjectCount());
+      }
+      if (has('e') && WantsConnectivity(opt.cpuConnectivity, fully))
+      {
+        auto filter = itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>::New();
+        filter->SetInput(image);
+        filter->SetFullyConnected(fully);
+        filter->SetBackend(itk::CudaConnectedComponentAnalysisEnums::Backend::CPU);
+        const auto ms = TimeWallClock(opt.warmup, opt.cpuRuns, [&] {
+          filter->Modified();
+          filter->Update();
+        });
+        record("e", ms, filter->GetObjectCount());
+      }
+    }
+    std::cerr << "done " << gName << " d=" << s.density << std::endl;
+  }
+
+  // Table: Gpix/s averaged over densities per g (from the minimum time; median in parentheses).
+  const std::vector<std::pair<std::string, std::string>> modeNames = {
+    { "a", "a: CUDA device-resident features" },
+    { "b", "b: CUDA device-resident features + labels" },
+    { "c", "c: CUDA end to end via ITK filter" },
+    { "d0", "d0: ITK ConnectedComponentImageFilter" },
+    { "d", "d: ITK CC + LabelImageToShapeLabelMap" },
+    { "e", "e: our CPU engine via ITK filter" }
+  };
+  std::cout << "\n" << opt.size << "x" << opt.size << " images, Gpix/s averaged over density (min time; median time)\n"
+            << "device: " << report["device"].get<std::string>() << "; CPU threads: " << threads << "\n";
+  std::cout << std::left << std::setw(45) << "mode" << std::setw(5) << "conn";
+  for (const char * g : { "g1", "g4", "g16", "ones" })
+  {
+    std::cout << std::setw(18) << g;
+  }
+  std::cout << "\n";
+  nlohmann::json summary = nlohmann::json::array();
+  for (const auto & [mode, name] : modeNames)
+  {
+    for (const std::string conn : { "4", "8" })
+    {
+      if (!gpixMin.count(mode + "|" + conn + "|g1"))
+      {
+        continue;
+      }
+      std::cout << std::setw(45) << name << std::setw(5) << conn;
+      for (const std::string g : { "g1", "g4", "g16", "ones" })
+      {
+        const auto & mins = gpixMin[mode + "|" + conn + "|" + g];
+        const auto & meds = gpixMedian[mode + "|" + conn + "|" + g];
+        const double avgMin = std::accumulate(mins.begin(), mins.end(), 0.0) / mins.size();
+        const double avgMed = std::accumulate(meds.begin(), meds.end(), 0.0) / meds.size();
+        std::ostringstream cell;
+        cell << std::fixed << std::setprecision(avgMin < 10 ? 2 : 1) << avgMin << " (" << avgMed << ")";
+        std::cout << std::setw(18) << cell.str();
+        summary.push_back({ { "mode", mode }, { "connectivity", std::stoi(conn) }, { "granularity", g },
+                            { "gpix_per_s_min_time", avgMin }, { "gpix_per_s_median_time", avgMed } });
+      }
+      std::cout << "\n";
+    }
+  }
+  report["summary"] = summary;
+  std::ofstream(opt.json) << report.dump(1) << std::endl;
+  std::cout << "JSON: " << opt.json << std::endl;
+  return EXIT_SUCCESS;
+}
