@@ -420,6 +420,10 @@ public:
   void
   WriteLabels(const LabelOutput & output) override
   {
+    if (!output.data)
+    {
+      throw EngineError("WriteLabels() needs an output buffer");
+    }
     const std::size_t bytes = WriteLabelsOnDevice(output);
     m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream);
     CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
@@ -432,10 +436,6 @@ public:
     if (!m_Analyzed)
     {
       throw EngineError("WriteLabels() called before a successful Analyze()");
-    }
-    if (!output.data)
-    {
-      throw EngineError("WriteLabels() needs an output buffer");
     }
     CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
     const DeviceGeometry & g = m_Geometry;

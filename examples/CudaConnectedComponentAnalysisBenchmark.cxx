@@ -118,7 +118,24 @@ WantsConnectivity(const std::string & setting, bool fully)
 } // namespace
 
 int
+Benchmark(int argc, char * argv[]);
+
+int
 main(int argc, char * argv[])
+{
+  try
+  {
+    return Benchmark(argc, argv);
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << "Error: " << e.what() << std::endl;
+    return EXIT_FAILURE;
+  }
+}
+
+int
+Benchmark(int argc, char * argv[])
 {
   Options opt;
   std::ostringstream command;
@@ -202,6 +219,8 @@ main(int argc, char * argv[])
       const std::string conn = fully ? "8" : "4";
       auto record = [&](const std::string & mode, const std::vector<double> & ms, std::uint64_t objects) {
         const Stats st = Summarize(ms);
+        std::cerr << "  mode " << mode << " conn " << conn << " " << gName << " d=" << s.density << ": min "
+                  << st.minMs << " ms, median " << st.medianMs << " ms, " << objects << " objects" << std::endl;
         const std::string key = mode + "|" + conn + "|" + gName;
         gpixMin[key].push_back(pixels / (st.minMs * 1e6));
         gpixMedian[key].push_back(pixels / (st.medianMs * 1e6));

@@ -62,7 +62,7 @@ public:
     {
       return;
     }
-    const std::uint64_t newCapacity = std::max(capacity, m_Capacity + m_Capacity / 2);
+    const std::uint64_t  newCapacity = std::max(capacity, m_Capacity + m_Capacity / 2);
     std::unique_ptr<T[]> data(new T[CheckedCount(newCapacity)]);
     std::copy(m_Data.get(), m_Data.get() + m_Size, data.get());
     m_Data = std::move(data);
@@ -413,13 +413,17 @@ UniteRows(const RowRuns & current, const RowRuns & neighbor, std::uint64_t widen
 
 /** The rows adjacent to `row` that precede it in raster order (the half neighbourhood, so that
  * each pair of rows is compared once); returns their number. Row r is (y, z) = (r % ySize,
- * r / ySize). Face neighbours are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and
- * (y+1, z-1). In 2-D only (y-1) exists, in 1-D none. */
+ * r / ySize); the caller passes y, which it tracks without a division per row. Face neighbours
+ * are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and (y+1, z-1). In 2-D only (y-1)
+ * exists, in 1-D none. */
 unsigned
-PrecedingNeighborRows(std::uint64_t row, std::uint64_t ySize, bool fullyConnected, std::uint64_t neighbors[4])
+PrecedingNeighborRows(std::uint64_t row,
+                      std::uint64_t y,
+                      std::uint64_t ySize,
+                      bool          fullyConnected,
+                      std::uint64_t neighbors[4])
 {
-  const std::uint64_t y = row % ySize;
-  unsigned            count = 0;
+  unsigned count = 0;
   if (y > 0)
   {
     neighbors[count++] = row - 1;
@@ -632,8 +636,10 @@ private:
   std::size_t
   BlockOfRow(std::uint64_t row) const
   {
-    const auto it = std::upper_bound(
-      m_Blocks.begin(), m_Blocks.end(), row, [](std::uint64_t r, const RowBlock & block) { return r < block.firstRow; });
+    const auto it =
+      std::upper_bound(m_Blocks.begin(), m_Blocks.end(), row, [](std::uint64_t r, const RowBlock & block) {
+        return r < block.firstRow;
+      });
     return static_cast<std::size_t>(it - m_Blocks.begin()) - 1;
   }
 
@@ -657,9 +663,10 @@ private:
       const auto * input = static_cast<const InputPixelType *>(request.input);
       const auto * mask = static_cast<const MaskPixelType *>(request.mask);
       ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
-        this->ScanBlock(m_Blocks[static_cast<std::size_t>(b)], [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
-          return ScanRow(input + offset, mask ? mask + offset : mask, length, runs);
-        });
+        this->ScanBlock(m_Blocks[static_cast<std::size_t>(b)],
+                        [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
+                          return ScanRow(input + offset, mask ? mask + offset : mask, length, runs);
+                        });
       });
     };
 
@@ -688,7 +695,8 @@ private:
     block.foreignFeatures.clear();
 
     std::uint64_t neighbors[4];
-    for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+    std::uint64_t y = block.firstRow % ySize;
+    for (std::uint64_t row = block.firstRow; row < block.endRow; ++row, y = (y + 1 == ySize) ? 0 : y + 1)
     {
       const std::uint64_t first = block.runs.Size();
       m_RowStart[row] = first;
@@ -708,7 +716,7 @@ private:
       }
 
       const RowRuns  current{ block.runs.Data() + first, first, count };
-      const unsigned numberOfNeighbors = PrecedingNeighborRows(row, ySize, m_FullyConnected, neighbors);
+      const unsigned numberOfNeighbors = PrecedingNeighborRows(row, y, ySize, m_FullyConnected, neighbors);
       for (unsigned i = 0; i < numberOfNeighbors; ++i)
       {
         const std::uint64_t neighborRow = neighbors[i];
@@ -775,7 +783,7 @@ private:
         {
           continue;
         }
-        const unsigned numberOfNeighbors = PrecedingNeighborRows(row, ySize, m_FullyConnected, neighbors);
+        const unsigned numberOfNeighbors = PrecedingNeighborRows(row, row % ySize, ySize, m_FullyConnected, neighbors);
         for (unsigned i = 0; i < numberOfNeighbors; ++i)
         {
           const std::uint64_t neighborRow = neighbors[i];
@@ -826,13 +834,14 @@ private:
       ComponentFeatures *   features = m_Features.data();
 
       std::unordered_map<std::uint64_t, std::size_t> foreignIndex;
-      std::uint64_t lastForeign = std::numeric_limits<std::uint64_t>::max(); // runs of one component tend to follow each other
+      // The runs of a foreign component tend to follow each other: remember the last one looked up.
+      std::uint64_t lastForeign = std::numeric_limits<std::uint64_t>::max();
       std::size_t   lastForeignIndex = 0;
 
+      std::uint64_t y = block.firstRow % ySize;
+      std::uint64_t z = block.firstRow / ySize;
       for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
       {
-        const std::uint64_t y = row % ySize;
-        const std::uint64_t z = row / ySize;
         const std::uint64_t end = m_RowStart[row + 1] - block.firstRun;
         for (std::uint64_t i = m_RowStart[row] - block.firstRun; i < end; ++i)
         {
@@ -853,6 +862,11 @@ private:
             lastForeignIndex = inserted.first->second;
           }
           AddRun(block.foreignFeatures[lastForeignIndex].second, runs[i], y, z);
+        }
+        if (++y == ySize)
+        {
+          y = 0;
+          ++z;
         }
       }
     });
