@@ -269,6 +269,7 @@ public:
     g.depth = static_cast<std::uint32_t>(request.size[2]);
     g.numRows = g.height * g.depth;
     g.wordsPerRow = (g.width + 31u) / 32u;
+    g.dimension = request.dimension;
     const std::uint64_t numWords = static_cast<std::uint64_t>(g.numRows) * g.wordsPerRow;
     if (numWords >= 0xffffffffu)
     {
@@ -362,46 +363,86 @@ public:
 
       // 5. Labels per run and features per component.
       const std::uint64_t k = m_NumberOfComponents;
-      m_FeatureSums.Reserve(4 * k * sizeof(unsigned long long), "component features");
+      m_FeatureSums.Reserve(NumberOfSums * k * sizeof(unsigned long long), "component features");
       m_FeatureBoxes.Reserve(6 * k * sizeof(std::uint32_t), "component features");
       DeviceFeatures f;
-      f.numberOfPixels = m_FeatureSums.As<unsigned long long>();
+      f.sums = m_FeatureSums.As<unsigned long long>();
+      f.numberOfComponents = k;
       for (int d = 0; d < 3; ++d)
       {
-        f.indexSum[d] = f.numberOfPixels + (d + 1) * k;
         f.boundingBoxMin[d] = m_FeatureBoxes.As<std::uint32_t>() + d * k;
         f.boundingBoxMax[d] = m_FeatureBoxes.As<std::uint32_t>() + (3 + d) * k;
       }
-      CCA_CUDA_CHECK(cudaMemsetAsync(f.numberOfPixels, 0, 4 * k * sizeof(unsigned long long), m_Stream));
+      const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
+      CCA_CUDA_CHECK(cudaMemsetAsync(f.sums, 0, numSums * k * sizeof(unsigned long long), m_Stream));
       CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMin[0], 0xff, 3 * k * sizeof(std::uint32_t), m_Stream));
       CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMax[0], 0, 3 * k * sizeof(std::uint32_t), m_Stream));
-      LabelRunsAndVoteFeaturesKernel<<<GridFor(numRuns, sms), BlockSize, 0, m_Stream>>>(
-        parent, rootLabel, m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(),
-        numRuns, g, f);
+      const unsigned runGrid = GridFor(numRuns, sms);
+      if (request.computeShapeSums)
+      {
+        LabelRunsAndVoteFeaturesKernel<true><<<runGrid, BlockSize, 0, m_Stream>>>(
+          parent, rootLabel, m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(),
+          numRuns, g, f);
+      }
+      else
+      {
+        LabelRunsAndVoteFeaturesKernel<false><<<runGrid, BlockSize, 0, m_Stream>>>(
+          parent, rootLabel, m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(),
+          numRuns, g, f);
+      }
       CCA_CUDA_CHECK_LAUNCH("LabelRunsAndVoteFeaturesKernel");
+      if (request.computeShapeSums && request.computePerimeter)
+      {
+        CountPerimeterInterceptsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent,
+                                                                           firstRun,
+                                                                           m_RunBegin.As<std::uint32_t>(),
+                                                                           m_RunEnd.As<std::uint32_t>(),
+                                                                           m_RunRow.As<std::uint32_t>(),
+                                                                           numRuns,
+                                                                           g,
+                                                                           f);
+        CCA_CUDA_CHECK_LAUNCH("CountPerimeterInterceptsKernel");
+      }
     }
     if (numRuns > 0 && featuresToHost)
     {
-      const std::uint64_t k = m_NumberOfComponents;
-      const unsigned long long * deviceSums = m_FeatureSums.As<unsigned long long>();
-      const std::uint32_t *      deviceBoxes = m_FeatureBoxes.As<std::uint32_t>();
-      std::vector<unsigned long long> sums(4 * k);
+      const std::uint64_t              k = m_NumberOfComponents;
+      // Only the sums the request asked for travel back.
+      const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
+      std::vector<unsigned long long> sums(numSums * k);
       std::vector<std::uint32_t>      boxes(6 * k);
-      CCA_CUDA_CHECK(cudaMemcpyAsync(
-        sums.data(), deviceSums, sums.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, m_Stream));
-      CCA_CUDA_CHECK(cudaMemcpyAsync(
-        boxes.data(), deviceBoxes, boxes.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
+      CCA_CUDA_CHECK(cudaMemcpyAsync(sums.data(), m_FeatureSums.As<unsigned long long>(),
+                                     sums.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, m_Stream));
+      CCA_CUDA_CHECK(cudaMemcpyAsync(boxes.data(), m_FeatureBoxes.As<std::uint32_t>(),
+                                     boxes.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
       CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
-      m_Features.resize(k);
+      m_Features.assign(k, ComponentFeatures{});
+      auto sum = [&](int index, std::uint64_t i) { return static_cast<std::uint64_t>(sums[index * k + i]); };
       for (std::uint64_t i = 0; i < k; ++i)
       {
         ComponentFeatures & c = m_Features[i];
-        c.numberOfPixels = sums[i];
+        c.numberOfPixels = sum(SumPixels, i);
         for (unsigned d = 0; d < MaxDimension; ++d)
         {
-          c.indexSum[d] = sums[(d + 1) * k + i];
+          c.indexSum[d] = sum(SumIndex0 + d, i);
           c.boundingBoxMin[d] = boxes[d * k + i];
           c.boundingBoxMax[d] = boxes[(3 + d) * k + i];
+        }
+        if (request.computeShapeSums)
+        {
+          for (int j = 0; j < 6; ++j)
+          {
+            c.indexProductSum[j] = sum(SumProducts0 + j, i);
+          }
+          c.numberOfPixelsOnBorder = sum(SumBorderPixels, i);
+          for (unsigned d = 0; d < MaxDimension; ++d)
+          {
+            c.borderFaces[d] = sum(SumBorderFaces0 + d, i);
+          }
+          for (int j = 0; j < 7; ++j)
+          {
+            c.intercepts[j] = sum(SumIntercepts0 + j, i);
+          }
         }
       }
     }
@@ -459,6 +500,34 @@ public:
       CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
     });
     return numPixels * ScalarKindSize(output.kind);
+  }
+
+  void
+  ExportRuns(RunTable & runs) override
+  {
+    if (!m_Analyzed)
+    {
+      throw EngineError("ExportRuns() called before a successful Analyze()");
+    }
+    CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+    const std::size_t n = m_NumberOfRuns;
+    std::vector<std::uint32_t> begin(n), end(n), row(n), label(n);
+    if (n > 0)
+    {
+      const std::size_t bytes = n * sizeof(std::uint32_t);
+      m_Staging.ToHost(begin.data(), m_RunBegin.As<void>(), bytes, m_Stream);
+      m_Staging.ToHost(end.data(), m_RunEnd.As<void>(), bytes, m_Stream);
+      m_Staging.ToHost(row.data(), m_RunRow.As<void>(), bytes, m_Stream);
+      m_Staging.ToHost(label.data(), m_Parent.As<void>(), bytes, m_Stream); // parents are labels by now
+    }
+    runs.row.assign(row.begin(), row.end());
+    runs.begin.assign(begin.begin(), begin.end());
+    runs.label.assign(label.begin(), label.end());
+    runs.length.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
+    {
+      runs.length[i] = end[i] - begin[i];
+    }
   }
 
   cudaStream_t

@@ -29,6 +29,7 @@ struct DeviceGeometry
   std::uint32_t numRows;     ///< height * depth
   std::uint32_t wordsPerRow; ///< ceil(width / 32)
   std::uint32_t numWords;    ///< numRows * wordsPerRow
+  std::uint32_t dimension;   ///< the image's dimension (1 to 3): which sides are image borders
 };
 
 /** Bits at positions <= b. */

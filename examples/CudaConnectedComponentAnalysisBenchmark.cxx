@@ -4,10 +4,12 @@
  *  image; Gpix/s = pixels / time, averaged over the densities of each g. Modes, side by side in one run:
  *   a  CUDA, device-resident: labeling + features, features left on the device (CUDA events)
  *   b  CUDA, device-resident: a + the label image written on the device (CUDA events)
- *   c  CUDA end to end through the ITK filter: host image in, label image + features out (wall clock)
+ *   c  CUDA end to end through the ITK filter: host image in, label image + LabelMap out (wall clock)
  *   d  ITK's CPU pipeline: ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (defaults,
  *      all threads), and d0 ConnectedComponentImageFilter alone (wall clock)
- *   e  our CPU engine through the ITK filter (wall clock)
+ *   e  our CPU engine through the ITK filter, label image + LabelMap out (wall clock)
+ *   s  where the filter's time goes (engine, label image, runs, LabelMap build) on a g=4 d=50 % image
+ *      and on a 2-component image, for each engine that can run
  *  Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
  *
  *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W]
@@ -209,8 +211,13 @@ Benchmark(int argc, char * argv[])
   series.push_back({ 0u, 1.0 }); // all ones
 
   std::uint32_t seed = 2021;
+  const bool sweep = has('a') || has('b') || has('c') || has('d') || has('e');
   for (const auto & s : series)
   {
+    if (!sweep)
+    {
+      break;
+    }
     const bool allOnes = s.g == 0;
     auto       image = MakeImage(opt.size, s.density, allOnes ? 1 : s.g, ++seed);
     const std::string gName = allOnes ? "ones" : ("g" + std::to_string(s.g));
@@ -292,6 +299,71 @@ Benchmark(int argc, char * argv[])
       }
     }
     std::cerr << "done " << gName << " d=" << s.density << std::endl;
+  }
+
+  if (has('s'))
+  {
+    std::cout << "\nTime split of the filter (label image + LabelMap with perimeter), " << opt.size << "^2, seconds\n";
+    std::cout << std::left << std::setw(28) << "image" << std::setw(8) << "engine" << std::setw(10) << "objects"
+              << std::setw(12) << "analyze" << std::setw(12) << "labels" << std::setw(12) << "runs" << std::setw(12)
+              << "labelmap" << "\n";
+    auto twoComponents = BinaryImageType::New();
+    twoComponents->SetRegions(BinaryImageType::SizeType{ { opt.size, opt.size } });
+    twoComponents->Allocate();
+    twoComponents->FillBuffer(0);
+    for (unsigned y = 0; y < opt.size; ++y)
+    {
+      for (unsigned x = 0; x < opt.size; ++x)
+      {
+        // two filled discs
+        const double dx1 = x - opt.size * 0.3, dy1 = y - opt.size * 0.3, dx2 = x - opt.size * 0.72, dy2 = y - opt.size * 0.7;
+        const double r = opt.size * 0.2;
+        if (dx1 * dx1 + dy1 * dy1 < r * r || dx2 * dx2 + dy2 * dy2 < r * r)
+        {
+          twoComponents->SetPixel({ { x, y } }, 1);
+        }
+      }
+    }
+    const std::vector<std::pair<std::string, BinaryImageType::Pointer>> images = {
+      { "g=4 d=50%", MakeImage(opt.size, 0.5, 4, 4242) }, { "2 components (discs)", twoComponents }
+    };
+    for (const auto & [name, image] : images)
+    {
+      for (auto backend : { itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA,
+                            itk::CudaConnectedComponentAnalysisEnums::Backend::CPU })
+      {
+        if (backend == itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA && !gpu)
+        {
+          continue;
+        }
+        auto filter = itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>::New();
+        filter->SetInput(image);
+        filter->SetBackend(backend);
+        std::vector<double> total;
+        itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>::TimeSplit best;
+        double bestTotal = 1e300;
+        for (int i = 0; i < opt.warmup + std::max(1, opt.cpuRuns); ++i)
+        {
+          filter->Modified();
+          filter->Update();
+          const auto & t = filter->GetTimeSplit();
+          const double sum = t.Analyze + t.WriteLabels + t.ExportRuns + t.BuildLabelMap;
+          if (i >= opt.warmup && sum < bestTotal)
+          {
+            bestTotal = sum;
+            best = t;
+          }
+        }
+        const std::string engineName = backend == itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA ? "CUDA" : "CPU";
+        std::cout << std::setw(28) << name << std::setw(8) << engineName << std::setw(10) << filter->GetObjectCount()
+                  << std::setw(12) << best.Analyze << std::setw(12) << best.WriteLabels << std::setw(12) << best.ExportRuns
+                  << std::setw(12) << best.BuildLabelMap << "\n";
+        report["time_split"].push_back({ { "image", name }, { "engine", engineName },
+                                         { "objects", filter->GetObjectCount() }, { "analyze_s", best.Analyze },
+                                         { "write_labels_s", best.WriteLabels }, { "export_runs_s", best.ExportRuns },
+                                         { "build_labelmap_s", best.BuildLabelMap } });
+      }
+    }
   }
 
   // Table: Gpix/s averaged over densities per g (from the minimum time; median in parentheses).

@@ -105,6 +105,10 @@ struct LabelingRequest
   ScalarKind                              inputKind = ScalarKind::UInt8;
   const void *                            mask = nullptr; ///< optional; zero mask pixels are background
   ScalarKind                              maskKind = ScalarKind::UInt8;
+  /** Also accumulate the sums behind ITK's shape attributes (second moments, border counts). */
+  bool computeShapeSums = false;
+  /** Also count the perimeter intercepts (needs computeShapeSums). */
+  bool computePerimeter = false;
 
   std::uint64_t
   NumberOfPixels() const
@@ -147,17 +151,43 @@ struct ComponentFeatures
   std::array<std::uint64_t, MaxDimension> boundingBoxMax{ { 0, 0, 0 } }; ///< inclusive
   std::array<std::uint64_t, MaxDimension> indexSum{ { 0, 0, 0 } };       ///< Σx, Σy, Σz over the pixels
 
+  // The rest is filled only when the request asks for shape sums (computeShapeSums / computePerimeter).
+
+  /** Σxx, Σyy, Σzz, Σxy, Σxz, Σyz over the pixels (engine index space). */
+  std::array<std::uint64_t, 6> indexProductSum{ { 0, 0, 0, 0, 0, 0 } };
+  /** Pixels with any index on the image's first or last index of its dimension. */
+  std::uint64_t numberOfPixelsOnBorder = 0;
+  /** Per dimension d: pixel faces perpendicular to d lying on the image border (both sides). */
+  std::array<std::uint64_t, MaxDimension> borderFaces{ { 0, 0, 0 } };
+  /** Perimeter intercepts, ITK's ShapeLabelMapFilter::ComputePerimeter: for direction class k, the
+   * number of (pixel, offset) pairs, offset among the 3^D-1 neighbours with |offset| = k, whose
+   * neighbour is not in the component (other labels, background and outside the image alike).
+   * k in order: (1,0,0) (0,1,0) (0,0,1) (1,1,0) (1,0,1) (0,1,1) (1,1,1); 2D uses 0, 1 and 3. */
+  std::array<std::uint64_t, 7> intercepts{ { 0, 0, 0, 0, 0, 0, 0 } };
+
   bool
   operator==(const ComponentFeatures & o) const
   {
     return numberOfPixels == o.numberOfPixels && boundingBoxMin == o.boundingBoxMin &&
-           boundingBoxMax == o.boundingBoxMax && indexSum == o.indexSum;
+           boundingBoxMax == o.boundingBoxMax && indexSum == o.indexSum && indexProductSum == o.indexProductSum &&
+           numberOfPixelsOnBorder == o.numberOfPixelsOnBorder && borderFaces == o.borderFaces &&
+           intercepts == o.intercepts;
   }
   bool
   operator!=(const ComponentFeatures & o) const
   {
     return !(*this == o);
   }
+};
+
+/** The runs of the last Analyze(), in raster order: run i covers [begin[i], begin[i] + length[i]) of
+ * row row[i] (row = y + z * sizeY) and belongs to component label[i] (0-based). */
+struct RunTable
+{
+  std::vector<std::uint64_t> row;
+  std::vector<std::uint64_t> begin;
+  std::vector<std::uint64_t> length;
+  std::vector<std::uint64_t> label;
 };
 
 /** One labeling engine. Analyze() labels and measures; the label image is written by a separate
@@ -188,6 +218,10 @@ public:
   /** Writes the label image of the last Analyze() (raster order, same size as the input). */
   virtual void
   WriteLabels(const LabelOutput & output) = 0;
+
+  /** Copies the runs of the last Analyze() (for the LabelMap's lines). */
+  virtual void
+  ExportRuns(RunTable & runs) = 0;
 };
 
 /** The CPU engine: available everywhere. `numberOfThreads` 0 means all hardware threads. */

@@ -20,6 +20,8 @@
 
 #include "itkCCAEngine.h"
 #include "itkContinuousIndex.h"
+#include "itkLabelMap.h"
+#include "itkShapeLabelObject.h"
 #include "itkCudaConnectedComponentAnalysisEnums.h"
 #include "itkImageToImageFilter.h"
 
@@ -50,6 +52,13 @@ namespace itk
  *
  * After Update(), GetObjectCount() is the number of objects and GetComponentFeatures() their pixel
  * count, bounding box and centroid (index space), in label order.
+ *
+ * Output 1 (GetLabelMap()) is a LabelMap of ShapeLabelObjects, one per component with the label of the
+ * label image, its lines in raster order, and the attributes LabelImageToShapeLabelMapFilter computes
+ * (ComputePerimeter on, ComputeFeretDiameter and ComputeOrientedBoundingBox off by default, as there).
+ * The engine accumulates the raw sums (second moments, border counts, perimeter intercepts) in the
+ * labeling pass; the host derives the attributes. GenerateLabelImageOff() or GenerateLabelMapOff()
+ * skip the work of either output (the skipped output stays empty).
  *
  * Images of 2^32 pixels or more exceed the CUDA engine's 32-bit index type: Automatic labels them
  * with the CPU engine, CUDA throws.
@@ -92,6 +101,18 @@ public:
 
   using BackendEnum = CudaConnectedComponentAnalysisEnums::Backend;
 
+  using LabelObjectType = ShapeLabelObject<OutputPixelType, ImageDimension>;
+  using LabelMapType = LabelMap<LabelObjectType>;
+
+  /** Where the last Update() spent its time, in seconds (wall clock). */
+  struct TimeSplit
+  {
+    double Analyze{ 0 };       ///< labeling and features in the engine, transfers of the input included
+    double WriteLabels{ 0 };   ///< the label image written (and copied back from the GPU)
+    double ExportRuns{ 0 };    ///< the runs copied from the engine
+    double BuildLabelMap{ 0 }; ///< LabelMap objects and their attributes built on the host
+  };
+
   /** Pixel count, bounding box (index space) and centroid (continuous index) of one component. */
   struct ComponentFeatures
   {
@@ -114,6 +135,43 @@ public:
   /** Optional mask: pixels where it is zero are background. It must cover the input's region. */
   itkSetInputMacro(MaskImage, MaskImageType);
   itkGetInputMacro(MaskImage, MaskImageType);
+
+  /** Produce the label image (output 0; default on) and the LabelMap (output 1; default on). */
+  itkSetMacro(GenerateLabelImage, bool);
+  itkGetConstMacro(GenerateLabelImage, bool);
+  itkBooleanMacro(GenerateLabelImage);
+  itkSetMacro(GenerateLabelMap, bool);
+  itkGetConstMacro(GenerateLabelMap, bool);
+  itkBooleanMacro(GenerateLabelMap);
+
+  /** LabelMap attributes computed on request, with ShapeLabelMapFilter's defaults (on, off, off). */
+  itkSetMacro(ComputePerimeter, bool);
+  itkGetConstMacro(ComputePerimeter, bool);
+  itkBooleanMacro(ComputePerimeter);
+  itkSetMacro(ComputeFeretDiameter, bool);
+  itkGetConstMacro(ComputeFeretDiameter, bool);
+  itkBooleanMacro(ComputeFeretDiameter);
+  itkSetMacro(ComputeOrientedBoundingBox, bool);
+  itkGetConstMacro(ComputeOrientedBoundingBox, bool);
+  itkBooleanMacro(ComputeOrientedBoundingBox);
+
+  /** The LabelMap of ShapeLabelObjects (output 1). */
+  LabelMapType *
+  GetLabelMap()
+  {
+    return itkDynamicCastInDebugMode<LabelMapType *>(this->ProcessObject::GetOutput(1));
+  }
+  const LabelMapType *
+  GetLabelMap() const
+  {
+    return itkDynamicCastInDebugMode<const LabelMapType *>(this->ProcessObject::GetOutput(1));
+  }
+
+  const TimeSplit &
+  GetTimeSplit() const
+  {
+    return m_TimeSplit;
+  }
 
   /** Number of objects found by the last Update(). */
   itkGetConstReferenceMacro(ObjectCount, LabelType);
@@ -178,6 +236,15 @@ protected:
   void
   GenerateData() override;
 
+  using Superclass::MakeOutput;
+  /** Output 1 is the LabelMap. */
+  DataObject::Pointer
+  MakeOutput(ProcessObject::DataObjectPointerArraySizeType idx) override;
+
+  /** The label image is allocated only when it is generated. */
+  void
+  AllocateOutputs() override;
+
 private:
   /** The engine for m_Backend, reused across updates so that its device buffers are too. */
   cca::Engine &
@@ -191,6 +258,12 @@ private:
   StoreFeatures(const cca::Engine & engine, const RegionType & region, const cca::LabelOutput & labels);
 
   bool                        m_FullyConnected{ false };
+  bool                        m_GenerateLabelImage{ true };
+  bool                        m_GenerateLabelMap{ true };
+  bool                        m_ComputePerimeter{ true };
+  bool                        m_ComputeFeretDiameter{ false };
+  bool                        m_ComputeOrientedBoundingBox{ false };
+  TimeSplit                   m_TimeSplit;
   OutputPixelType             m_BackgroundValue{};
   LabelType                   m_ObjectCount{ 0 };
   BackendEnum                 m_Backend{ BackendEnum::Automatic };

@@ -19,10 +19,12 @@
 #define itkCudaConnectedComponentAnalysisImageFilter_hxx
 
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
+#include "itkCCAShapeLabelMapBuilder.h"
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
 #include "itkOutputWindow.h"
 
+#include <chrono>
 #include <limits>
 #include <mutex>
 
@@ -58,6 +60,42 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   // #0 "Primary" required, #1 "MaskImage" optional, as ConnectedComponentImageFilter
   Self::AddOptionalInputName("MaskImage", 1);
   m_BackgroundValue = NumericTraits<OutputPixelType>::ZeroValue();
+  this->SetNumberOfRequiredOutputs(2);
+  this->SetNthOutput(1, this->MakeOutput(1));
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+DataObject::Pointer
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::MakeOutput(
+  ProcessObject::DataObjectPointerArraySizeType idx)
+{
+  if (idx == 1)
+  {
+    return LabelMapType::New().GetPointer();
+  }
+  return Superclass::MakeOutput(idx);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::AllocateOutputs()
+{
+  OutputImageType * output = this->GetOutput();
+  output->SetBufferedRegion(output->GetRequestedRegion());
+  if (m_GenerateLabelImage)
+  {
+    output->Allocate();
+  }
+  else
+  {
+    // No pixel buffer: a skipped label image costs no memory.
+    output->SetBufferedRegion(RegionType());
+    output->Initialize();
+  }
+  LabelMapType * labelMap = this->GetLabelMap();
+  labelMap->SetBufferedRegion(labelMap->GetRequestedRegion());
+  labelMap->ClearLabels();
+  labelMap->SetBackgroundValue(m_BackgroundValue);
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
@@ -102,6 +140,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   DataObject *)
 {
   this->GetOutput()->SetRequestedRegion(this->GetOutput()->GetLargestPossibleRegion());
+  this->GetLabelMap()->SetRequestedRegion(this->GetLabelMap()->GetLargestPossibleRegion());
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>
@@ -197,19 +236,42 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   m_BackendUsed = BackendEnum::Automatic;
   m_BackendDescription.clear();
 
-  this->AllocateOutputs();
-  OutputImageType *  output = this->GetOutput();
-  const RegionType & region = output->GetRequestedRegion();
+  m_TimeSplit = TimeSplit();
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+
+  const RegionType region = this->GetOutput()->GetRequestedRegion();
   if (region.GetNumberOfPixels() == 0)
   {
     itkExceptionMacro(<< "The input region " << region << " is empty");
   }
-  const cca::LabelingRequest request = this->MakeRequest(region);
+  this->AllocateOutputs();
+  OutputImageType * output = this->GetOutput();
+  cca::LabelingRequest request = this->MakeRequest(region);
+  request.computeShapeSums = m_GenerateLabelMap;
+  request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
+  if (m_GenerateLabelMap)
+  {
+    // The second-moment sums are exact 64-bit integers: refuse images where they could overflow.
+    long double bound = static_cast<long double>(region.GetNumberOfPixels());
+    SizeValueType side = 0;
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      side = std::max<SizeValueType>(side, region.GetSize(d));
+    }
+    bound *= static_cast<long double>(side) * static_cast<long double>(side);
+    if (bound >= 18446744073709551616.0L)
+    {
+      itkExceptionMacro(<< "The image " << region.GetSize()
+                        << " is too large for the LabelMap's 64-bit moment sums; use GenerateLabelMapOff()");
+    }
+  }
 
   try
   {
     cca::Engine * engine = &this->AcquireEngine(m_Backend);
     std::uint64_t count = 0;
+    auto          t0 = Clock::now();
     try
     {
       count = engine->Analyze(request);
@@ -225,6 +287,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
       engine = &this->AcquireEngine(BackendEnum::CPU);
       count = engine->Analyze(request);
     }
+    m_TimeSplit.Analyze = seconds(t0);
 
     if (count > static_cast<std::uint64_t>(NumericTraits<OutputPixelType>::max()))
     {
@@ -239,7 +302,26 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
     labels.kind = cca::ScalarKindOf<OutputPixelType>();
     labels.SetBackground(m_BackgroundValue);
     labels.skipValue = cca_detail::SkippedLabelValue(m_BackgroundValue);
-    engine->WriteLabels(labels);
+    if (m_GenerateLabelImage)
+    {
+      t0 = Clock::now();
+      engine->WriteLabels(labels);
+      m_TimeSplit.WriteLabels = seconds(t0);
+    }
+    if (m_GenerateLabelMap)
+    {
+      t0 = Clock::now();
+      cca::RunTable runs;
+      engine->ExportRuns(runs);
+      m_TimeSplit.ExportRuns = seconds(t0);
+      t0 = Clock::now();
+      typename CCAShapeLabelMapBuilder<LabelMapType>::Options options;
+      options.computePerimeter = m_ComputePerimeter;
+      options.computeFeretDiameter = m_ComputeFeretDiameter;
+      options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
+      CCAShapeLabelMapBuilder<LabelMapType>::Build(this->GetLabelMap(), runs, engine->GetFeatures(), labels, options);
+      m_TimeSplit.BuildLabelMap = seconds(t0);
+    }
 
     m_ObjectCount = static_cast<LabelType>(count);
     m_BackendUsed = m_EngineBackend;
@@ -289,6 +371,11 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "FullyConnected: " << m_FullyConnected << std::endl;
+  os << indent << "GenerateLabelImage: " << m_GenerateLabelImage << std::endl;
+  os << indent << "GenerateLabelMap: " << m_GenerateLabelMap << std::endl;
+  os << indent << "ComputePerimeter: " << m_ComputePerimeter << std::endl;
+  os << indent << "ComputeFeretDiameter: " << m_ComputeFeretDiameter << std::endl;
+  os << indent << "ComputeOrientedBoundingBox: " << m_ComputeOrientedBoundingBox << std::endl;
   os << indent << "BackgroundValue: "
      << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_BackgroundValue) << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;

@@ -16,6 +16,11 @@
  *  the sets only, never on the order of the unions, so the labels are the same
  *  for any number of threads.
  *
+ *  On request, the feature pass also accumulates the sums behind ITK's shape
+ *  attributes: second moments and border counts in closed form per run, and the
+ *  perimeter intercepts of itk::ShapeLabelMapFilter::ComputePerimeter by
+ *  comparing each run with the runs of its component in the neighbouring rows.
+ *
  *=========================================================================*/
 #include "itkCCAEngine.h"
 
@@ -482,6 +487,169 @@ AddRun(ComponentFeatures & features, const Run & run, std::uint64_t y, std::uint
   features.indexSum[2] += z * length;
 }
 
+/** Sum of x * x over [begin, end): L x0^2 + x0 L (L - 1) + (L - 1) L (2L - 1) / 6 for L = end - begin
+ * and x0 = begin. The division by 6 is done on the factors, which it divides exactly, so that the
+ * rest is wrapping 64-bit arithmetic: each term is exact modulo 2^64, and so is the sum, which is
+ * therefore exact whenever it fits in 64 bits. */
+inline std::uint64_t
+SumOfSquaresOfRange(std::uint64_t begin, std::uint64_t end)
+{
+  const std::uint64_t length = end - begin;
+  std::uint64_t       a = length - 1;
+  std::uint64_t       b = length;
+  std::uint64_t       c = 2 * length - 1;
+  if (a % 2 == 0)
+  {
+    a /= 2;
+  }
+  else
+  {
+    b /= 2;
+  }
+  // One of L - 1, L and 2L - 1 is a multiple of 3 (and stays one after the halving above).
+  if (a % 3 == 0)
+  {
+    a /= 3;
+  }
+  else if (b % 3 == 0)
+  {
+    b /= 3;
+  }
+  else
+  {
+    c /= 3;
+  }
+  return length * begin * begin + begin * length * (length - 1) + a * b * c;
+}
+
+/** What the shape sums need to know about a row (y, z) besides the run's x range. */
+struct RowShape
+{
+  std::uint64_t y;
+  std::uint64_t z;
+  std::uint64_t rowLength;
+  unsigned      dimension;
+  /** Whether the row's y or z (dimensions below `dimension` only) is a first or last index. */
+  bool onBorder;
+  /** Per dimension d >= 1: how many of the row's y or z faces lie on the border (0, 1 or 2). */
+  std::array<std::uint64_t, MaxDimension> borderSides;
+};
+
+RowShape
+MakeRowShape(const std::array<std::uint64_t, MaxDimension> & size, unsigned dimension, std::uint64_t y, std::uint64_t z)
+{
+  RowShape                                      shape{ y, z, size[0], dimension, false, { { 0, 0, 0 } } };
+  const std::array<std::uint64_t, MaxDimension> index{ { 0, y, z } };
+  for (unsigned d = 1; d < dimension; ++d)
+  {
+    shape.borderSides[d] =
+      static_cast<std::uint64_t>(index[d] == 0) + static_cast<std::uint64_t>(index[d] + 1 == size[d]);
+    shape.onBorder = shape.onBorder || shape.borderSides[d] != 0;
+  }
+  return shape;
+}
+
+/** Adds the second moments and border counts of the run [begin, end) of a row to `features`, as
+ * ITK's ShapeLabelMapFilter counts NumberOfPixelsOnBorder and PerimeterOnBorder (the latter per
+ * dimension, before the spacing). */
+inline void
+AddShapeSums(ComponentFeatures & features, const Run & run, const RowShape & row)
+{
+  const std::uint64_t length = run.end - run.begin;
+  const std::uint64_t sumX = SumOfRange(run.begin, run.end);
+  features.indexProductSum[0] += SumOfSquaresOfRange(run.begin, run.end);
+  features.indexProductSum[1] += length * row.y * row.y;
+  features.indexProductSum[2] += length * row.z * row.z;
+  features.indexProductSum[3] += row.y * sumX;
+  features.indexProductSum[4] += row.z * sumX;
+  features.indexProductSum[5] += length * row.y * row.z;
+
+  const std::uint64_t atFirst = static_cast<std::uint64_t>(run.begin == 0);
+  const std::uint64_t atLast = static_cast<std::uint64_t>(run.end == row.rowLength);
+  if (row.onBorder)
+  {
+    features.numberOfPixelsOnBorder += length;
+  }
+  else
+  {
+    // a single pixel at both ends of the row counts once
+    features.numberOfPixelsOnBorder += atFirst + atLast - (atFirst & atLast & static_cast<std::uint64_t>(length == 1));
+  }
+  features.borderFaces[0] += atFirst + atLast;
+  for (unsigned d = 1; d < row.dimension; ++d)
+  {
+    features.borderFaces[d] += length * row.borderSides[d];
+  }
+}
+
+/** Length of the intersection of [a0, a1) and [b0, b1). */
+inline std::uint64_t
+Overlap(std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1)
+{
+  const std::uint64_t lo = std::max(a0, b0);
+  const std::uint64_t hi = std::min(a1, b1);
+  return hi > lo ? hi - lo : 0;
+}
+
+/** A row adjacent to the row being measured, for the perimeter intercepts: its runs (none when it
+ * lies outside the image), the first of them that can still touch the current run, and the
+ * intercept classes of its straight and its x-diagonal neighbours. */
+struct InterceptNeighbor
+{
+  RowRuns       runs;
+  std::uint64_t next;
+  unsigned      straightClass;
+  unsigned      diagonalClass;
+};
+
+/** Adds the perimeter intercepts of run `run` of component `component` to `features`: for each
+ * pixel of the run and each of its 3^D - 1 neighbours that is not in the component, one intercept
+ * of the neighbour's direction class (see ComponentFeatures::intercepts). The two x neighbours
+ * outside the run give two intercepts of class (1,0,0); in each neighbouring row, the pixels of
+ * the run whose neighbour straight across, and those whose neighbours at x - 1 and x + 1, are not
+ * in the component count for the straight and the x-diagonal class. Runs of the neighbouring row
+ * are visited in order, and `next` moves forward only, as the runs of the current row do. */
+inline void
+AddIntercepts(ComponentFeatures &   features,
+              const Run &           run,
+              std::uint64_t         component,
+              InterceptNeighbor *   neighbors,
+              unsigned              numberOfNeighbors,
+              const std::uint64_t * componentOfRun)
+{
+  const std::uint64_t length = run.end - run.begin;
+  features.intercepts[0] += 2;
+  for (unsigned j = 0; j < numberOfNeighbors; ++j)
+  {
+    InterceptNeighbor & neighbor = neighbors[j];
+    const Run *         neighborRuns = neighbor.runs.runs;
+    const std::uint64_t count = neighbor.runs.count;
+    // Runs that end before run.begin - 1 touch neither this run nor any later one.
+    std::uint64_t n = neighbor.next;
+    while (n < count && neighborRuns[n].end < run.begin)
+    {
+      ++n;
+    }
+    neighbor.next = n;
+
+    std::uint64_t straight = 0; // pixels x with x in the component in the neighbouring row
+    std::uint64_t diagonal = 0; // same for x - 1, plus for x + 1
+    for (; n < count && neighborRuns[n].begin <= run.end; ++n)
+    {
+      if (componentOfRun[neighbor.runs.firstId + n] != component)
+      {
+        continue;
+      }
+      const Run & other = neighborRuns[n];
+      straight += Overlap(run.begin, run.end, other.begin, other.end);
+      diagonal += Overlap(run.begin, run.end, other.begin + 1, other.end + 1) +
+                  Overlap(run.begin + 1, run.end + 1, other.begin, other.end);
+    }
+    features.intercepts[neighbor.straightClass] += length - straight;
+    features.intercepts[neighbor.diagonalClass] += 2 * length - diagonal;
+  }
+}
+
 /** Adds the pixels summed up in `part` to `features`. */
 inline void
 MergeFeatures(ComponentFeatures & features, const ComponentFeatures & part)
@@ -497,6 +665,16 @@ MergeFeatures(ComponentFeatures & features, const ComponentFeatures & part)
     features.boundingBoxMin[d] = std::min(features.boundingBoxMin[d], part.boundingBoxMin[d]);
     features.boundingBoxMax[d] = std::max(features.boundingBoxMax[d], part.boundingBoxMax[d]);
     features.indexSum[d] += part.indexSum[d];
+    features.borderFaces[d] += part.borderFaces[d];
+  }
+  for (std::size_t i = 0; i < features.indexProductSum.size(); ++i)
+  {
+    features.indexProductSum[i] += part.indexProductSum[i];
+  }
+  features.numberOfPixelsOnBorder += part.numberOfPixelsOnBorder;
+  for (std::size_t i = 0; i < features.intercepts.size(); ++i)
+  {
+    features.intercepts[i] += part.intercepts[i];
   }
 }
 
@@ -541,8 +719,11 @@ public:
     Validate(request);
 
     m_Size = request.size;
+    m_Dimension = request.dimension;
     m_NumberOfRows = request.size[1] * request.size[2];
     m_FullyConnected = request.fullyConnected;
+    m_ComputeShapeSums = request.computeShapeSums;
+    m_ComputePerimeter = request.computeShapeSums && request.computePerimeter;
     try
     {
       SetUpBlocks();
@@ -582,6 +763,54 @@ public:
     DispatchScalarKind(output.kind, [this, &output](auto tag) {
       using OutputPixelType = decltype(tag);
       this->WriteLabelsOfType<OutputPixelType>(output);
+    });
+  }
+
+  void
+  ExportRuns(RunTable & table) override
+  {
+    if (!m_Analyzed)
+    {
+      throw EngineError("CPU engine: ExportRuns() called without a successful Analyze()");
+    }
+    const std::uint64_t numberOfRuns = m_RowStart[m_NumberOfRows];
+    if (numberOfRuns > std::numeric_limits<std::size_t>::max())
+    {
+      throw EngineError("CPU engine: " + std::to_string(numberOfRuns) + " runs do not fit in memory");
+    }
+    try
+    {
+      const auto count = static_cast<std::size_t>(numberOfRuns);
+      table.row.resize(count);
+      table.begin.resize(count);
+      table.length.resize(count);
+      table.label.resize(count);
+    }
+    catch (const std::bad_alloc &)
+    {
+      throw EngineError("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
+    }
+    catch (const std::length_error &)
+    {
+      throw EngineError("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
+    }
+
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, &table](std::uint64_t b) {
+      const RowBlock &      block = m_Blocks[static_cast<std::size_t>(b)];
+      const std::uint64_t * component = m_Parent.Data();
+      for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+      {
+        const RowRuns rowRuns = RunsOfRow(block, row);
+        for (std::uint64_t i = 0; i < rowRuns.count; ++i)
+        {
+          const auto  id = static_cast<std::size_t>(rowRuns.firstId + i);
+          const Run & run = rowRuns.runs[i];
+          table.row[id] = row;
+          table.begin[id] = run.begin;
+          table.length[id] = run.end - run.begin;
+          table.label[id] = component[id];
+        }
+      }
     });
   }
 
@@ -825,49 +1054,20 @@ private:
   ComputeFeatures()
   {
     m_Features.assign(static_cast<std::size_t>(m_NumberOfComponents), ComponentFeatures{});
-    const std::uint64_t ySize = m_Size[1];
 
-    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, ySize](std::uint64_t b) {
-      RowBlock &            block = m_Blocks[static_cast<std::size_t>(b)];
-      const std::uint64_t * component = m_Parent.Data() + block.firstRun;
-      const Run *           runs = block.runs.Data();
-      ComponentFeatures *   features = m_Features.data();
-
-      std::unordered_map<std::uint64_t, std::size_t> foreignIndex;
-      // The runs of a foreign component tend to follow each other: remember the last one looked up.
-      std::uint64_t lastForeign = std::numeric_limits<std::uint64_t>::max();
-      std::size_t   lastForeignIndex = 0;
-
-      std::uint64_t y = block.firstRow % ySize;
-      std::uint64_t z = block.firstRow / ySize;
-      for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this](std::uint64_t b) {
+      RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+      if (m_ComputePerimeter)
       {
-        const std::uint64_t end = m_RowStart[row + 1] - block.firstRun;
-        for (std::uint64_t i = m_RowStart[row] - block.firstRun; i < end; ++i)
-        {
-          const std::uint64_t k = component[i];
-          if (k >= block.firstComponent)
-          {
-            AddRun(features[k], runs[i], y, z);
-            continue;
-          }
-          if (k != lastForeign)
-          {
-            const auto inserted = foreignIndex.emplace(k, block.foreignFeatures.size());
-            if (inserted.second)
-            {
-              block.foreignFeatures.emplace_back(k, ComponentFeatures{});
-            }
-            lastForeign = k;
-            lastForeignIndex = inserted.first->second;
-          }
-          AddRun(block.foreignFeatures[lastForeignIndex].second, runs[i], y, z);
-        }
-        if (++y == ySize)
-        {
-          y = 0;
-          ++z;
-        }
+        this->ComputeFeaturesOfBlock<true, true>(block);
+      }
+      else if (m_ComputeShapeSums)
+      {
+        this->ComputeFeaturesOfBlock<true, false>(block);
+      }
+      else
+      {
+        this->ComputeFeaturesOfBlock<false, false>(block);
       }
     });
 
@@ -878,6 +1078,137 @@ private:
         MergeFeatures(m_Features[static_cast<std::size_t>(part.first)], part.second);
       }
       std::vector<std::pair<std::uint64_t, ComponentFeatures>>().swap(block.foreignFeatures);
+    }
+  }
+
+  /** The runs of any row, found from the block that asks (rows of other blocks are looked up). */
+  RowRuns
+  RunsOfAnyRow(const RowBlock & block, std::uint64_t row) const
+  {
+    if (row >= block.firstRow && row < block.endRow)
+    {
+      return RunsOfRow(block, row);
+    }
+    return RunsOfRow(m_Blocks[BlockOfRow(row)], row);
+  }
+
+  /** The rows adjacent to row (y, z) in the image's dimension, all 3^(D-1) - 1 of them, with the
+   * intercept classes of their straight and x-diagonal neighbours; rows outside the image have no
+   * runs. Returns their number. */
+  unsigned
+  InterceptNeighbors(const RowBlock & block, std::uint64_t y, std::uint64_t z, InterceptNeighbor neighbors[8]) const
+  {
+    if (m_Dimension < 2)
+    {
+      return 0;
+    }
+    const int     zReach = m_Dimension >= 3 ? 1 : 0;
+    unsigned      count = 0;
+    const RowRuns none{ nullptr, 0, 0 };
+    for (int dz = -zReach; dz <= zReach; ++dz)
+    {
+      for (int dy = -1; dy <= 1; ++dy)
+      {
+        if (dy == 0 && dz == 0)
+        {
+          continue;
+        }
+        // classes: (0,1,0) 1, (0,0,1) 2, (0,1,1) 5 and (1,1,0) 3, (1,0,1) 4, (1,1,1) 6
+        const unsigned straightClass = dz == 0 ? 1 : (dy == 0 ? 2 : 5);
+        const unsigned diagonalClass = dz == 0 ? 3 : (dy == 0 ? 4 : 6);
+        const bool     inside =
+          (dy >= 0 || y > 0) && (dy <= 0 || y + 1 < m_Size[1]) && (dz >= 0 || z > 0) && (dz <= 0 || z + 1 < m_Size[2]);
+        RowRuns runs = none;
+        if (inside)
+        {
+          const std::uint64_t ny = dy < 0 ? y - 1 : (dy > 0 ? y + 1 : y);
+          const std::uint64_t nz = dz < 0 ? z - 1 : (dz > 0 ? z + 1 : z);
+          runs = RunsOfAnyRow(block, ny + nz * m_Size[1]);
+        }
+        neighbors[count++] = InterceptNeighbor{ runs, 0, straightClass, diagonalClass };
+      }
+    }
+    return count;
+  }
+
+  /** The features of one block's runs; VShapeSums and VPerimeter add the requested sums, so that
+   * the plain labeling pays nothing for them. */
+  template <bool VShapeSums, bool VPerimeter>
+  void
+  ComputeFeaturesOfBlock(RowBlock & block)
+  {
+    const std::uint64_t         ySize = m_Size[1];
+    const std::uint64_t * const componentOfRun = m_Parent.Data();
+    const std::uint64_t *       component = componentOfRun + block.firstRun;
+    const Run *                 runs = block.runs.Data();
+    ComponentFeatures *         features = m_Features.data();
+
+    std::unordered_map<std::uint64_t, std::size_t> foreignIndex;
+    // The runs of a foreign component tend to follow each other: remember the last one looked up.
+    std::uint64_t lastForeign = std::numeric_limits<std::uint64_t>::max();
+    std::size_t   lastForeignIndex = 0;
+
+    InterceptNeighbor neighbors[8];
+    unsigned          numberOfNeighbors = 0;
+
+    std::uint64_t y = block.firstRow % ySize;
+    std::uint64_t z = block.firstRow / ySize;
+    for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+    {
+      const std::uint64_t begin = m_RowStart[row] - block.firstRun;
+      const std::uint64_t end = m_RowStart[row + 1] - block.firstRun;
+      RowShape            rowShape{};
+      if constexpr (VShapeSums)
+      {
+        if (begin != end)
+        {
+          rowShape = MakeRowShape(m_Size, m_Dimension, y, z);
+        }
+      }
+      if constexpr (VPerimeter)
+      {
+        if (begin != end)
+        {
+          numberOfNeighbors = InterceptNeighbors(block, y, z, neighbors);
+        }
+      }
+      for (std::uint64_t i = begin; i < end; ++i)
+      {
+        const std::uint64_t k = component[i];
+        ComponentFeatures * target;
+        if (k >= block.firstComponent)
+        {
+          target = features + k;
+        }
+        else
+        {
+          if (k != lastForeign)
+          {
+            const auto inserted = foreignIndex.emplace(k, block.foreignFeatures.size());
+            if (inserted.second)
+            {
+              block.foreignFeatures.emplace_back(k, ComponentFeatures{});
+            }
+            lastForeign = k;
+            lastForeignIndex = inserted.first->second;
+          }
+          target = &block.foreignFeatures[lastForeignIndex].second;
+        }
+        AddRun(*target, runs[i], y, z);
+        if constexpr (VShapeSums)
+        {
+          AddShapeSums(*target, runs[i], rowShape);
+        }
+        if constexpr (VPerimeter)
+        {
+          AddIntercepts(*target, runs[i], k, neighbors, numberOfNeighbors, componentOfRun);
+        }
+      }
+      if (++y == ySize)
+      {
+        y = 0;
+        ++z;
+      }
     }
   }
 
@@ -924,8 +1255,11 @@ private:
 
   bool                                    m_Analyzed = false;
   std::array<std::uint64_t, MaxDimension> m_Size{ { 1, 1, 1 } };
+  unsigned                                m_Dimension = 2;
   std::uint64_t                           m_NumberOfRows = 0;
   bool                                    m_FullyConnected = false;
+  bool                                    m_ComputeShapeSums = false;
+  bool                                    m_ComputePerimeter = false;
   std::uint64_t                           m_NumberOfComponents = 0;
 
   std::vector<RowBlock> m_Blocks;

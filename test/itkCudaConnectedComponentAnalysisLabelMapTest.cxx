@@ -1,0 +1,406 @@
+/*=========================================================================
+ *  The LabelMap output against LabelImageToShapeLabelMapFilter run on ITK's own labels: every
+ *  attribute of every object, on paper-style random images with anisotropic spacing, a non-zero origin
+ *  and a rotated direction; then downstream LabelMap filters on both maps.
+ *  Arguments: backend (cpu | cuda | auto), fullyConnected (0 | 1), dimension (2 | 3), extras (0 | 1:
+ *  Feret diameter and oriented bounding box on, perimeter off).
+ *
+ *  Tolerances (the reason for each is that ITK computes in floating point what we compute from exact
+ *  integer sums): direct quantities 1e-9 relative. Second moments: ITK accumulates Σppᵀ in physical
+ *  coordinates and subtracts ccᵀ, which leaves a residue of about 1e-16·|p|² even for a single pixel;
+ *  moments are therefore compared to 1e-9 relative of the largest |λ|, or within 1e-13·|p|²max (the
+ *  residue, with a margin of about 500) where that is larger. Ratios of moments
+ *  (elongation, flatness, ellipsoid diameters) are compared only where ITK's denominator is above that
+ *  residue; principal axes (and the oriented box, built on them) only where the eigenvalues are apart
+ *  by more than 1e-6 relative, since for equal eigenvalues any rotation of the axes is an answer. The
+ *  test counts and prints how many comparisons each rule skipped.
+ *  ITK's reference runs with one work unit: multi-threaded, LabelImageToShapeLabelMapFilter splits
+ *  lines at work-unit boundaries where it splits an image along x (1-row images), which changes the
+ *  lines and, through their count, the perimeter. Single-threaded its lines are whole runs.
+ *=========================================================================*/
+#include "itkCCATestUtilities.h"
+#include "itkLabelImageToShapeLabelMapFilter.h"
+#include "itkLabelMapToLabelImageFilter.h"
+#include "itkShapeKeepNObjectsLabelMapFilter.h"
+#include "itkShapeOpeningLabelMapFilter.h"
+#include "itkShapeRelabelLabelMapFilter.h"
+
+#include <cmath>
+#include <iomanip>
+#include <limits>
+
+namespace
+{
+using namespace itk;
+using namespace itk::ccatest;
+
+struct Counters
+{
+  std::size_t objects = 0;
+  std::size_t comparisons = 0;
+  std::size_t ratioSkipped = 0;
+  std::size_t axesSkipped = 0;
+};
+
+bool
+Close(double ours, double itk, double scale, const std::string & what, double absoluteFloor = 0)
+{
+  if (std::isnan(ours) != std::isnan(itk))
+  {
+    std::cerr << what << ": NaN mismatch " << ours << " vs ITK " << itk << std::endl;
+    return false;
+  }
+  if (std::isnan(itk) || ours == itk)
+  {
+    return true;
+  }
+  const double tolerance = std::max(1e-9 * std::max({ std::abs(ours), std::abs(itk), scale }), absoluteFloor);
+  if (std::abs(ours - itk) > tolerance)
+  {
+    std::cerr << std::setprecision(17) << what << ": " << ours << " vs ITK " << itk << " (tolerance " << tolerance
+              << ")" << std::endl;
+    return false;
+  }
+  return true;
+}
+
+template <typename TLabelMap>
+bool
+CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perimeter, bool extras,
+                 double momentScale, Counters & counters, const std::string & what)
+{
+  constexpr unsigned D = TLabelMap::ImageDimension;
+  if (ours->GetNumberOfLabelObjects() != reference->GetNumberOfLabelObjects())
+  {
+    std::cerr << what << ": " << ours->GetNumberOfLabelObjects() << " objects vs ITK "
+              << reference->GetNumberOfLabelObjects() << std::endl;
+    return false;
+  }
+  bool ok = true;
+  for (unsigned int n = 0; n < reference->GetNumberOfLabelObjects() && ok; ++n)
+  {
+    const auto * r = reference->GetNthLabelObject(n);
+    if (!ours->HasLabel(r->GetLabel()))
+    {
+      std::cerr << what << ": label " << r->GetLabel() << " missing" << std::endl;
+      return false;
+    }
+    const auto *      o = ours->GetLabelObject(r->GetLabel());
+    const std::string w = what + " label " + std::to_string(r->GetLabel());
+    ++counters.objects;
+    // lines, in ITK's order
+    if (o->GetNumberOfLines() != r->GetNumberOfLines())
+    {
+      std::cerr << w << ": " << o->GetNumberOfLines() << " lines vs ITK " << r->GetNumberOfLines() << std::endl;
+      return false;
+    }
+    for (SizeValueType l = 0; l < r->GetNumberOfLines(); ++l)
+    {
+      if (o->GetLine(l).GetIndex() != r->GetLine(l).GetIndex() || o->GetLine(l).GetLength() != r->GetLine(l).GetLength())
+      {
+        std::cerr << w << ": line " << l << " differs" << std::endl;
+        return false;
+      }
+    }
+    ok = ok && o->GetNumberOfPixels() == r->GetNumberOfPixels() && o->GetBoundingBox() == r->GetBoundingBox() &&
+         o->GetNumberOfPixelsOnBorder() == r->GetNumberOfPixelsOnBorder();
+    if (!ok)
+    {
+      std::cerr << w << ": pixels " << o->GetNumberOfPixels() << "/" << r->GetNumberOfPixels() << ", on border "
+                << o->GetNumberOfPixelsOnBorder() << "/" << r->GetNumberOfPixelsOnBorder() << ", bbox "
+                << o->GetBoundingBox() << " vs " << r->GetBoundingBox() << std::endl;
+      return false;
+    }
+    ok = Close(o->GetPhysicalSize(), r->GetPhysicalSize(), 0, w + " PhysicalSize") && ok;
+    ok = Close(o->GetPerimeterOnBorder(), r->GetPerimeterOnBorder(), 0, w + " PerimeterOnBorder") && ok;
+    ok = Close(o->GetEquivalentSphericalRadius(), r->GetEquivalentSphericalRadius(), 0, w + " ESR") && ok;
+    ok = Close(o->GetEquivalentSphericalPerimeter(), r->GetEquivalentSphericalPerimeter(), 0, w + " ESP") && ok;
+    double centroidScale = 1;
+    for (unsigned i = 0; i < D; ++i)
+    {
+      centroidScale = std::max(centroidScale, std::abs(r->GetCentroid()[i]));
+    }
+    const auto & rm = r->GetPrincipalMoments();
+    const auto & om = o->GetPrincipalMoments();
+    double       largest = 0;
+    for (unsigned i = 0; i < D; ++i)
+    {
+      largest = std::max(largest, std::abs(rm[i]));
+    }
+    const double residue = 1e-13 * momentScale; // ITK's cancellation residue, see the header comment
+    for (unsigned i = 0; i < D; ++i)
+    {
+      ok = Close(o->GetCentroid()[i], r->GetCentroid()[i], centroidScale, w + " Centroid") && ok;
+      ok = Close(om[i], rm[i], largest, w + " PrincipalMoments", residue) && ok;
+      counters.comparisons += 2;
+    }
+    // ratios of moments, where ITK's denominators are above its residue
+    const bool ratiosDefined = std::abs(rm[0]) > residue && (D < 2 || std::abs(rm[D - 2]) > residue);
+    if (ratiosDefined)
+    {
+      ok = Close(o->GetElongation(), r->GetElongation(), 0, w + " Elongation") && ok;
+      ok = Close(o->GetFlatness(), r->GetFlatness(), 0, w + " Flatness") && ok;
+      for (unsigned i = 0; i < D; ++i)
+      {
+        ok = Close(o->GetEquivalentEllipsoidDiameter()[i], r->GetEquivalentEllipsoidDiameter()[i], 0, w + " EED") && ok;
+      }
+    }
+    else
+    {
+      ++counters.ratioSkipped;
+      // where ITK's ratios divide its rounding residue, ours must still be numbers (the exact moments' values)
+      bool finite = std::isfinite(o->GetElongation()) && std::isfinite(o->GetFlatness());
+      for (unsigned i = 0; i < D; ++i)
+      {
+        finite = finite && std::isfinite(o->GetEquivalentEllipsoidDiameter()[i]);
+      }
+      if (!finite)
+      {
+        std::cerr << w << ": non-finite elongation, flatness or ellipsoid diameter" << std::endl;
+        ok = false;
+      }
+    }
+    // axes where the eigenvalues are distinct
+    double gap = std::numeric_limits<double>::max();
+    for (unsigned i = 0; i + 1 < D; ++i)
+    {
+      gap = std::min(gap, std::abs(rm[i + 1] - rm[i]) / std::max(largest, residue));
+    }
+    const bool axesDefined = ratiosDefined && gap > 1e-6;
+    if (axesDefined)
+    {
+      for (unsigned i = 0; i < D; ++i)
+      {
+        for (unsigned j = 0; j < D; ++j)
+        {
+          // eigenvector accuracy degrades as 1/gap
+          ok = Close(o->GetPrincipalAxes()[i][j], r->GetPrincipalAxes()[i][j], 1.0 / std::min(1.0, gap),
+                     w + " PrincipalAxes") &&
+               ok;
+        }
+      }
+    }
+    else
+    {
+      ++counters.axesSkipped;
+    }
+    if (perimeter)
+    {
+      ok = Close(o->GetPerimeter(), r->GetPerimeter(), 0, w + " Perimeter") && ok;
+      ok = Close(o->GetRoundness(), r->GetRoundness(), 0, w + " Roundness") && ok;
+      ok = Close(o->GetPerimeterOnBorderRatio(), r->GetPerimeterOnBorderRatio(), 0, w + " PerimeterOnBorderRatio") && ok;
+    }
+    if (extras)
+    {
+      ok = Close(o->GetFeretDiameter(), r->GetFeretDiameter(), 0, w + " FeretDiameter") && ok;
+      if (axesDefined)
+      {
+        for (unsigned i = 0; i < D; ++i)
+        {
+          ok = Close(o->GetOrientedBoundingBoxSize()[i], r->GetOrientedBoundingBoxSize()[i], centroidScale * 1e-3 / std::min(1.0, gap),
+                     w + " OBB size") &&
+               ok;
+          ok = Close(o->GetOrientedBoundingBoxOrigin()[i], r->GetOrientedBoundingBoxOrigin()[i], centroidScale / std::min(1.0, gap),
+                     w + " OBB origin") &&
+               ok;
+        }
+      }
+    }
+  }
+  return ok;
+}
+
+/** Runs a downstream LabelMap filter on both maps and compares the resulting label images. */
+template <typename TLabelMap, typename TFilter, typename TLabelImage>
+bool
+SameDownstream(typename TFilter::Pointer onOurs, typename TFilter::Pointer onITKs, const TLabelMap * ours,
+               const TLabelMap * reference, const std::string & what)
+{
+  onOurs->SetInput(ours);
+  onITKs->SetInput(reference);
+  auto toImage = [](const TLabelMap * map) {
+    auto f = LabelMapToLabelImageFilter<TLabelMap, TLabelImage>::New();
+    f->SetInput(map);
+    f->Update();
+    typename TLabelImage::Pointer image = f->GetOutput();
+    image->DisconnectPipeline();
+    return image;
+  };
+  onOurs->Update();
+  onITKs->Update();
+  auto a = toImage(onOurs->GetOutput());
+  auto b = toImage(onITKs->GetOutput());
+  return SameImage(a.GetPointer(), b.GetPointer(), what);
+}
+
+template <unsigned D>
+bool
+RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Size<D>> & sizes)
+{
+  using InputImageType = Image<unsigned char, D>;
+  using LabelImageType = Image<unsigned int, D>;
+  using FilterType = CudaConnectedComponentAnalysisImageFilter<InputImageType, LabelImageType>;
+  using LabelMapType = typename FilterType::LabelMapType;
+
+  // anisotropic spacing, non-zero origin, rotated direction (about z by 30°, then about x by 20° in 3D)
+  typename InputImageType::SpacingType   spacing;
+  typename InputImageType::PointType     origin;
+  typename InputImageType::DirectionType direction;
+  direction.SetIdentity();
+  const double spacings[3] = { 0.7, 1.3, 2.1 }, origins[3] = { -158.1, 37.5, 12.25 };
+  for (unsigned d = 0; d < D; ++d)
+  {
+    spacing[d] = spacings[d];
+    origin[d] = origins[d];
+  }
+  if (D >= 2)
+  {
+    const double a = 30.0 * Math::pi / 180.0;
+    direction[0][0] = std::cos(a);
+    direction[0][1] = -std::sin(a);
+    direction[1][0] = std::sin(a);
+    direction[1][1] = std::cos(a);
+  }
+  if (D == 3)
+  {
+    typename InputImageType::DirectionType rx;
+    rx.SetIdentity();
+    const double b = 20.0 * Math::pi / 180.0;
+    rx[1 % D][1 % D] = std::cos(b);
+    rx[1 % D][2 % D] = -std::sin(b);
+    rx[2 % D][1 % D] = std::sin(b);
+    rx[2 % D][2 % D] = std::cos(b);
+    direction = rx * direction;
+  }
+
+  Counters      counters;
+  bool          ok = true;
+  std::uint32_t seed = 77;
+  for (const auto & size : sizes)
+  {
+    double extent = 0;
+    for (unsigned d = 0; d < D; ++d)
+    {
+      extent += std::abs(origin[d]) + size[d] * spacing[d];
+    }
+    for (unsigned g : { 1u, 2u, 4u, 16u })
+    {
+      for (int step = 0; step <= 10; step += (extras ? 3 : 1))
+      {
+        const double density = step / 10.0;
+        auto image = MakeRandomImage<InputImageType>(size, density, g, ++seed, [](std::mt19937 &) { return 1; });
+        image->SetSpacing(spacing);
+        image->SetOrigin(origin);
+        image->SetDirection(direction);
+        std::ostringstream what;
+        what << "size " << size << " g=" << g << " d=" << density << " fully=" << fullyConnected;
+
+        auto ours = FilterType::New();
+        ours->SetInput(image);
+        ours->SetBackend(backend);
+        ours->SetFullyConnected(fullyConnected);
+        ours->SetComputePerimeter(!extras);
+        ours->SetComputeFeretDiameter(extras);
+        ours->SetComputeOrientedBoundingBox(extras);
+        ours->Update();
+
+        auto cc = ConnectedComponentImageFilter<InputImageType, LabelImageType>::New();
+        cc->SetInput(image);
+        cc->SetFullyConnected(fullyConnected);
+        auto shape = LabelImageToShapeLabelMapFilter<LabelImageType, LabelMapType>::New();
+        shape->SetInput(cc->GetOutput());
+        shape->SetNumberOfWorkUnits(1);
+        shape->SetComputePerimeter(!extras);
+        shape->SetComputeFeretDiameter(extras);
+        shape->SetComputeOrientedBoundingBox(extras);
+        shape->Update();
+
+        ok = CompareLabelMaps(ours->GetLabelMap(), shape->GetOutput(), !extras, extras, extent * extent, counters,
+                              what.str()) &&
+             ok;
+
+        // LabelMapToLabelImageFilter on our map gives our label image
+        auto back = LabelMapToLabelImageFilter<LabelMapType, LabelImageType>::New();
+        back->SetInput(ours->GetLabelMap());
+        back->Update();
+        ok = SameImage(back->GetOutput(), ours->GetOutput(), what.str() + " LabelMapToLabelImage") && ok;
+
+        if (!extras && step % 3 == 1)
+        {
+          using Opening = ShapeOpeningLabelMapFilter<LabelMapType>;
+          auto o1 = Opening::New(), o2 = Opening::New();
+          for (auto * o : { o1.GetPointer(), o2.GetPointer() })
+          {
+            o->SetAttribute(LabelMapType::LabelObjectType::PERIMETER);
+            o->SetLambda(10.0);
+            o->SetInPlace(false);
+          }
+          ok = SameDownstream<LabelMapType, Opening, LabelImageType>(o1, o2, ours->GetLabelMap(), shape->GetOutput(),
+                                                                     what.str() + " ShapeOpening") &&
+               ok;
+          using KeepN = ShapeKeepNObjectsLabelMapFilter<LabelMapType>;
+          auto k1 = KeepN::New(), k2 = KeepN::New();
+          for (auto * k : { k1.GetPointer(), k2.GetPointer() })
+          {
+            k->SetAttribute(LabelMapType::LabelObjectType::NUMBER_OF_PIXELS);
+            k->SetNumberOfObjects(5);
+            k->SetInPlace(false);
+          }
+          ok = SameDownstream<LabelMapType, KeepN, LabelImageType>(k1, k2, ours->GetLabelMap(), shape->GetOutput(),
+                                                                   what.str() + " ShapeKeepNObjects") &&
+               ok;
+          using Relabel = ShapeRelabelLabelMapFilter<LabelMapType>;
+          auto r1 = Relabel::New(), r2 = Relabel::New();
+          for (auto * r : { r1.GetPointer(), r2.GetPointer() })
+          {
+            r->SetAttribute(LabelMapType::LabelObjectType::PHYSICAL_SIZE);
+            r->SetInPlace(false);
+          }
+          ok = SameDownstream<LabelMapType, Relabel, LabelImageType>(r1, r2, ours->GetLabelMap(), shape->GetOutput(),
+                                                                     what.str() + " ShapeRelabel") &&
+               ok;
+        }
+        if (!ok)
+        {
+          return false;
+        }
+      }
+    }
+  }
+  std::cout << counters.objects << " objects compared; ratio comparisons skipped (ITK denominator at its residue): "
+            << counters.ratioSkipped << "; axes skipped (equal eigenvalues): " << counters.axesSkipped << std::endl;
+  return ok;
+}
+
+} // namespace
+
+int
+itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
+{
+  if (argc < 5)
+  {
+    std::cerr << "Usage: " << argv[0] << " backend fullyConnected dimension extras" << std::endl;
+    return EXIT_FAILURE;
+  }
+  const Backend backend = ParseBackend(argv[1]);
+  if (CudaUnavailable(backend))
+  {
+    return SkipReturnCode;
+  }
+  const bool     fully = std::stoi(argv[2]) != 0;
+  const unsigned dimension = std::stoul(argv[3]);
+  const bool     extras = std::stoi(argv[4]) != 0;
+  bool           ok = false;
+  if (dimension == 2)
+  {
+    using S = Size<2>;
+    ok = RunSweep<2>(backend, fully, extras, { S{ { 1, 1 } }, S{ { 1, 40 } }, S{ { 40, 1 } }, S{ { 31, 33 } }, S{ { 157, 93 } } });
+  }
+  else
+  {
+    using S = Size<3>;
+    ok = RunSweep<3>(backend, fully, extras, { S{ { 1, 1, 1 } }, S{ { 1, 1, 9 } }, S{ { 17, 9, 5 } }, S{ { 33, 31, 29 } } });
+  }
+  std::cout << (ok ? "LabelMap identical to ITK's" : "MISMATCH") << std::endl;
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
