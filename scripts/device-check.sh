@@ -21,6 +21,8 @@ if [ "${SANITIZE:-1}" = 1 ]; then
       sanitize $tool synthetic$fully itkCudaConnectedComponentAnalysisRegressionTest "$data/Synthetic.png" 1 /tmp/s$fully.png $fully cuda
     done
     sanitize $tool badinput itkCudaConnectedComponentAnalysisBadInputTest cuda
+    sanitize $tool labelmap2d itkCudaConnectedComponentAnalysisLabelMapTest cuda 0 2 0
+    sanitize $tool labelmap3d itkCudaConnectedComponentAnalysisLabelMapTest cuda 1 3 0
   done
   compute-sanitizer --tool memcheck --error-exitcode 99 "$driver" itkCudaConnectedComponentAnalysisExactnessTest cuda 1 3 \
     > "$out/sanitizer-memcheck-exactness3d.log" 2>&1
