@@ -8,7 +8,11 @@
 #include "itkCCACudaCheck.cuh"
 #include "itkCCADeviceGeometry.cuh"
 #include "itkCCAFlslFeaturesCD.cuh"
+#include "itkCCAFlslFeaturesOTF.cuh"
+#include "itkCCAFlslFeaturesRunAtomics.cuh"
 #include "itkCCAFlslMerge.cuh"
+#include "itkCCANaiveFeatures.cuh"
+#include "itkCCARelabel.cuh"
 #include "itkCCAFlslSegments.cuh"
 #include "itkCCALabelWriter.cuh"
 
@@ -17,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 #include <sstream>
+#include <thread>
 
 namespace itk
 {
@@ -104,12 +109,44 @@ private:
   std::size_t m_Capacity = 0;
 };
 
+/** memcpy spread over a few threads: one thread copies pageable memory at well under the PCIe rate. */
+void
+ParallelMemcpy(void * dst, const void * src, std::size_t bytes)
+{
+  constexpr std::size_t MinBytesPerThread = std::size_t{ 2 } << 20;
+  const unsigned        hardware = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>({ hardware, 8u, bytes / MinBytesPerThread }));
+  if (threads <= 1)
+  {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const std::size_t        piece = (bytes + threads - 1) / threads;
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < threads; ++t)
+  {
+    const std::size_t begin = t * piece;
+    if (begin >= bytes)
+    {
+      break;
+    }
+    workers.emplace_back([=] {
+      std::memcpy(static_cast<char *>(dst) + begin, static_cast<const char *>(src) + begin, std::min(piece, bytes - begin));
+    });
+  }
+  std::memcpy(dst, src, std::min(piece, bytes));
+  for (auto & w : workers)
+  {
+    w.join();
+  }
+}
+
 /** Host<->device copies through two pinned staging buffers, so that the copy into pinned memory of
  * one chunk overlaps the DMA of the other and user buffers never need page-locking. */
 class PinnedStaging
 {
 public:
-  static constexpr std::size_t ChunkBytes = std::size_t{ 8 } << 20;
+  static constexpr std::size_t ChunkBytes = std::size_t{ 32 } << 20;
 
   PinnedStaging() = default;
   PinnedStaging(const PinnedStaging &) = delete;
@@ -153,7 +190,7 @@ public:
       const int         slot = static_cast<int>(i % 2);
       const std::size_t n = std::min(ChunkBytes, bytes - offset);
       CCA_CUDA_CHECK(cudaEventSynchronize(m_Done[slot])); // the slot's previous DMA has finished
-      std::memcpy(m_Host[slot], src + offset, n);
+      ParallelMemcpy(m_Host[slot], src + offset, n);
       CCA_CUDA_CHECK(cudaMemcpyAsync(dst + offset, m_Host[slot], n, cudaMemcpyHostToDevice, stream));
       CCA_CUDA_CHECK(cudaEventRecord(m_Done[slot], stream));
     }
@@ -185,7 +222,7 @@ public:
       const int         slot = static_cast<int>(i % 2);
       const std::size_t offset = i * ChunkBytes;
       CCA_CUDA_CHECK(cudaEventSynchronize(m_Done[slot]));
-      std::memcpy(dst + offset, m_Host[slot], std::min(ChunkBytes, bytes - offset));
+      ParallelMemcpy(dst + offset, m_Host[slot], std::min(ChunkBytes, bytes - offset));
     }
   }
 
@@ -242,7 +279,7 @@ public:
   GetDescription() const override
   {
     std::ostringstream s;
-    s << "CUDA engine (FLSL+CD) on device " << m_DeviceId << ": " << m_Properties.name << " (sm_"
+    s << "CUDA engine on device " << m_DeviceId << ": " << m_Properties.name << " (sm_"
       << m_Properties.major << m_Properties.minor << ')';
     return s.str();
   }
@@ -260,6 +297,12 @@ public:
   {
     m_Analyzed = false;
     ValidateRequest(request);
+    const FeatureAlgorithm algorithm = request.featureAlgorithm;
+    if (algorithm != FeatureAlgorithm::ConflictDetection && request.computeShapeSums)
+    {
+      throw EngineError(std::string("the ") + FeatureAlgorithmName(algorithm) +
+                        " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
+    }
     CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
 
     const std::uint64_t numPixels = request.NumberOfPixels();
@@ -296,8 +339,17 @@ public:
         m_Staging.ToDevice(m_Pixels.As<void>(), request.input, inputBytes, m_Stream);
         pixels = m_Pixels.As<T>();
       }
-      BuildForegroundBitsKernel<T>
-        <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(pixels, m_Bits.As<std::uint32_t>(), g);
+      constexpr unsigned pixelsPerChunk = 32 * 16 / sizeof(T);
+      if (g.width % pixelsPerChunk == 0 && reinterpret_cast<std::uintptr_t>(pixels) % 16 == 0)
+      {
+        BuildForegroundBitsVectorKernel<T><<<GridFor(numPixels / (16 / sizeof(T)), sms), BlockSize, 0, m_Stream>>>(
+          pixels, m_Bits.As<std::uint32_t>(), g);
+      }
+      else
+      {
+        BuildForegroundBitsKernel<T>
+          <<<GridFor(numWords * 32u, sms), BlockSize, 0, m_Stream>>>(pixels, m_Bits.As<std::uint32_t>(), g);
+      }
       CCA_CUDA_CHECK_LAUNCH("BuildForegroundBitsKernel");
     });
     if (request.mask)
@@ -346,11 +398,29 @@ public:
                                                                           parent,
                                                                           g);
       CCA_CUDA_CHECK_LAUNCH("EmitRunsKernel");
+      DeviceFeatures perRun{};
+      if (algorithm == FeatureAlgorithm::OnTheFlyMerge)
+      {
+        m_RunFeatureSums.Reserve(OtfSums * std::uint64_t{ numRuns } * sizeof(unsigned long long), "per-run features");
+        m_RunFeatureBoxes.Reserve(6 * std::uint64_t{ numRuns } * sizeof(std::uint32_t), "per-run features");
+        perRun = LayoutFeatures(m_RunFeatureSums, m_RunFeatureBoxes, numRuns);
+        InitRunFeaturesKernel<<<GridFor(numRuns, sms), BlockSize, 0, m_Stream>>>(
+          m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(), numRuns, g, perRun);
+        CCA_CUDA_CHECK_LAUNCH("InitRunFeaturesKernel");
+      }
       const NeighbourRows neighbours = MakeNeighbourRows(request);
       if (neighbours.count > 0 && g.numRows > 1)
       {
-        MergeRunsKernel<<<GridFor(numWords, sms), BlockSize, 0, m_Stream>>>(
-          m_Bits.As<std::uint32_t>(), firstRun, parent, g, neighbours);
+        if (algorithm == FeatureAlgorithm::OnTheFlyMerge)
+        {
+          MergeRunsKernel<<<GridFor(numWords, sms), BlockSize, 0, m_Stream>>>(
+            m_Bits.As<std::uint32_t>(), firstRun, parent, g, neighbours, OnTheFlyUnite{ perRun });
+        }
+        else
+        {
+          MergeRunsKernel<<<GridFor(numWords, sms), BlockSize, 0, m_Stream>>>(
+            m_Bits.As<std::uint32_t>(), firstRun, parent, g, neighbours, PlainUnite{});
+        }
         CCA_CUDA_CHECK_LAUNCH("MergeRunsKernel");
       }
 
@@ -365,32 +435,51 @@ public:
       const std::uint64_t k = m_NumberOfComponents;
       m_FeatureSums.Reserve(NumberOfSums * k * sizeof(unsigned long long), "component features");
       m_FeatureBoxes.Reserve(6 * k * sizeof(std::uint32_t), "component features");
-      DeviceFeatures f;
-      f.sums = m_FeatureSums.As<unsigned long long>();
-      f.numberOfComponents = k;
-      for (int d = 0; d < 3; ++d)
-      {
-        f.boundingBoxMin[d] = m_FeatureBoxes.As<std::uint32_t>() + d * k;
-        f.boundingBoxMax[d] = m_FeatureBoxes.As<std::uint32_t>() + (3 + d) * k;
-      }
+      const DeviceFeatures f = LayoutFeatures(m_FeatureSums, m_FeatureBoxes, k);
       const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
       CCA_CUDA_CHECK(cudaMemsetAsync(f.sums, 0, numSums * k * sizeof(unsigned long long), m_Stream));
       CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMin[0], 0xff, 3 * k * sizeof(std::uint32_t), m_Stream));
       CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMax[0], 0, 3 * k * sizeof(std::uint32_t), m_Stream));
-      const unsigned runGrid = GridFor(numRuns, sms);
-      if (request.computeShapeSums)
+      const unsigned  runGrid = GridFor(numRuns, sms);
+      std::uint32_t * runBegin = m_RunBegin.As<std::uint32_t>();
+      std::uint32_t * runEnd = m_RunEnd.As<std::uint32_t>();
+      std::uint32_t * runRow = m_RunRow.As<std::uint32_t>();
+      switch (algorithm)
       {
-        LabelRunsAndVoteFeaturesKernel<true><<<runGrid, BlockSize, 0, m_Stream>>>(
-          parent, rootLabel, m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(),
-          numRuns, g, f);
+        case FeatureAlgorithm::ConflictDetection:
+          if (request.computeShapeSums)
+          {
+            LabelRunsAndVoteFeaturesKernel<true>
+              <<<runGrid, BlockSize, 0, m_Stream>>>(parent, rootLabel, runBegin, runEnd, runRow, numRuns, g, f);
+          }
+          else
+          {
+            LabelRunsAndVoteFeaturesKernel<false>
+              <<<runGrid, BlockSize, 0, m_Stream>>>(parent, rootLabel, runBegin, runEnd, runRow, numRuns, g, f);
+          }
+          CCA_CUDA_CHECK_LAUNCH("LabelRunsAndVoteFeaturesKernel");
+          break;
+        case FeatureAlgorithm::RunAtomics:
+          LabelRunsAndAddFeaturesKernel<<<runGrid, BlockSize, 0, m_Stream>>>(
+            parent, rootLabel, runBegin, runEnd, runRow, numRuns, g, f);
+          CCA_CUDA_CHECK_LAUNCH("LabelRunsAndAddFeaturesKernel");
+          break;
+        case FeatureAlgorithm::PixelAtomics:
+          LabelRunsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent, rootLabel, numRuns);
+          CCA_CUDA_CHECK_LAUNCH("LabelRunsKernel");
+          PixelAtomicFeaturesKernel<<<GridFor(std::uint64_t{ numWords } * 32u, sms), BlockSize, 0, m_Stream>>>(
+            m_Bits.As<std::uint32_t>(), firstRun, parent, g, f);
+          CCA_CUDA_CHECK_LAUNCH("PixelAtomicFeaturesKernel");
+          break;
+        case FeatureAlgorithm::OnTheFlyMerge:
+          PushFeaturesToRootsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent, numRuns, perRun);
+          CCA_CUDA_CHECK_LAUNCH("PushFeaturesToRootsKernel");
+          GatherRootFeaturesKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent, rootLabel, numRuns, perRun, f);
+          CCA_CUDA_CHECK_LAUNCH("GatherRootFeaturesKernel");
+          LabelRunsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent, rootLabel, numRuns);
+          CCA_CUDA_CHECK_LAUNCH("LabelRunsKernel");
+          break;
       }
-      else
-      {
-        LabelRunsAndVoteFeaturesKernel<false><<<runGrid, BlockSize, 0, m_Stream>>>(
-          parent, rootLabel, m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(), m_RunRow.As<std::uint32_t>(),
-          numRuns, g, f);
-      }
-      CCA_CUDA_CHECK_LAUNCH("LabelRunsAndVoteFeaturesKernel");
       if (request.computeShapeSums && request.computePerimeter)
       {
         CountPerimeterInterceptsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent,
@@ -568,6 +657,21 @@ private:
     }
   }
 
+  /** The accumulator arrays of `count` components in two allocations (64-bit sums, 32-bit boxes). */
+  static DeviceFeatures
+  LayoutFeatures(const DeviceBuffer & sums, const DeviceBuffer & boxes, std::uint64_t count)
+  {
+    DeviceFeatures f;
+    f.sums = sums.As<unsigned long long>();
+    f.numberOfComponents = count;
+    for (int d = 0; d < 3; ++d)
+    {
+      f.boundingBoxMin[d] = boxes.As<std::uint32_t>() + d * count;
+      f.boundingBoxMax[d] = boxes.As<std::uint32_t>() + (3 + d) * count;
+    }
+    return f;
+  }
+
   static NeighbourRows
   MakeNeighbourRows(const LabelingRequest & request)
   {
@@ -615,7 +719,7 @@ private:
   std::uint32_t * m_HostScalars = nullptr;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
-    m_FeatureSums, m_FeatureBoxes, m_Labels;
+    m_FeatureSums, m_FeatureBoxes, m_RunFeatureSums, m_RunFeatureBoxes, m_Labels;
 
   DeviceGeometry                 m_Geometry{};
   bool                           m_Analyzed = false;

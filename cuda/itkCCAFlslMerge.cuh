@@ -31,12 +31,25 @@ struct NeighbourRows
   bool fullyConnected;
 };
 
+/** The plain union of two runs' sets. */
+struct PlainUnite
+{
+  __device__ __forceinline__ void
+  operator()(std::uint32_t * parent, std::uint32_t a, std::uint32_t b) const
+  {
+    Unite(parent, a, b);
+  }
+};
+
+/** `unite` merges two runs' sets: PlainUnite, or a variant that also moves features (on-the-fly merge). */
+template <typename TUnite>
 __global__ void
 MergeRunsKernel(const std::uint32_t * __restrict__ bits,
                 const std::uint32_t * __restrict__ firstRun,
                 std::uint32_t * parent,
                 DeviceGeometry  g,
-                NeighbourRows   neighbours)
+                NeighbourRows   neighbours,
+                TUnite          unite)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
@@ -74,7 +87,7 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits,
       for (std::uint32_t overlap = cur.bits & nbr.bits & (curStarts | nbrStarts); overlap != 0; overlap &= overlap - 1u)
       {
         const unsigned b = __ffs(overlap) - 1u;
-        Unite(parent, RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
+        unite(parent, RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
       }
       if (neighbours.fullyConnected)
       {
@@ -83,14 +96,14 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits,
         for (std::uint32_t diag = cur.Ends() & ~nbr.bits & nbr.ShiftedLeft(); diag != 0; diag &= diag - 1u)
         {
           const unsigned b = __ffs(diag) - 1u;
-          Unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskUpTo(b)));
+          unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskUpTo(b)));
         }
         // neighbour run ends at x-1, current run starts at x: the neighbour run holding x-1 is the
         // last one started before x.
         for (std::uint32_t diag = curStarts & ~nbr.bits & nbr.ShiftedRight(); diag != 0; diag &= diag - 1u)
         {
           const unsigned b = __ffs(diag) - 1u;
-          Unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskBelow(b)) - 1u);
+          unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskBelow(b)) - 1u);
         }
       }
     }

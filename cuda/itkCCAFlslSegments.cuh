@@ -40,6 +40,48 @@ BuildForegroundBitsKernel(const TInput * __restrict__ input, std::uint32_t * __r
   }
 }
 
+/** The same with 16-byte loads: each lane tests 16 / sizeof(T) consecutive pixels, and the lanes that
+ * share a word OR their bits together with shuffles. Rows must hold a whole number of 32·16/sizeof(T)
+ * pixel chunks and the buffer must be 16-byte aligned (the engine checks both). One load instruction
+ * per 16 bytes instead of one per pixel: what keeps 1-byte images at memory speed. */
+template <typename TInput>
+__global__ void
+BuildForegroundBitsVectorKernel(const TInput * __restrict__ input, std::uint32_t * __restrict__ bits, DeviceGeometry g)
+{
+  constexpr unsigned PixelsPerLane = 16 / sizeof(TInput);
+  constexpr unsigned LanesPerWord = 32 / PixelsPerLane;
+  constexpr unsigned PixelsPerChunk = 32 * PixelsPerLane;
+  const unsigned     lane = threadIdx.x & 31u;
+  const std::uint32_t chunksPerRow = g.width / PixelsPerChunk;
+  const std::uint64_t numChunks = static_cast<std::uint64_t>(g.numRows) * chunksPerRow;
+  for (std::uint64_t chunk = GlobalWarpId(); chunk < numChunks; chunk += WarpCount())
+  {
+    const std::uint32_t row = static_cast<std::uint32_t>(chunk / chunksPerRow);
+    const std::uint32_t c = static_cast<std::uint32_t>(chunk - static_cast<std::uint64_t>(row) * chunksPerRow);
+    const uint4 v = reinterpret_cast<const uint4 *>(input + static_cast<std::uint64_t>(row) * g.width +
+                                                     static_cast<std::uint64_t>(c) * PixelsPerChunk)[lane];
+    TInput pixels[PixelsPerLane];
+    memcpy(pixels, &v, sizeof(v));
+    std::uint32_t m = 0;
+#pragma unroll
+    for (unsigned i = 0; i < PixelsPerLane; ++i)
+    {
+      m |= static_cast<std::uint32_t>(pixels[i] != TInput(0)) << i;
+    }
+    m <<= (lane % LanesPerWord) * PixelsPerLane;
+#pragma unroll
+    for (unsigned offset = 1; offset < LanesPerWord; offset <<= 1)
+    {
+      m |= __shfl_xor_sync(FullWarp, m, offset);
+    }
+    if (lane % LanesPerWord == 0)
+    {
+      bits[static_cast<std::uint64_t>(row) * g.wordsPerRow + static_cast<std::uint64_t>(c) * PixelsPerLane +
+           lane / LanesPerWord] = m;
+    }
+  }
+}
+
 /** bits[word] &= (mask != 0): ITK's MaskImageFilter makes masked-out pixels background. */
 template <typename TMask>
 __global__ void

@@ -2,7 +2,8 @@
  *  Throughput benchmark, the method of Lemaitre et al. 2021 (ICASSP) §4: square MT19937 random images
  *  (default 8192^2) of density 0..100 % in 10 % steps at granularity g in {1, 4, 16}, plus the all-ones
  *  image; Gpix/s = pixels / time, averaged over the densities of each g. Modes, side by side in one run:
- *   a  CUDA, device-resident: labeling + features, features left on the device (CUDA events)
+ *   a  CUDA, device-resident: labeling + features, features left on the device (CUDA events); FLSL+CD,
+ *      and with --variants 1 also naive (a-naive), FLSL (a-flsl) and FLSL+OTF (a-otf)
  *   b  CUDA, device-resident: a + the label image written on the device (CUDA events)
  *   c  CUDA end to end through the ITK filter: host image in, label image + LabelMap out (wall clock)
  *   d  ITK's CPU pipeline: ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (defaults,
@@ -51,6 +52,7 @@ struct Options
   std::string connectivity = "both";
   std::string cpuConnectivity = "4";
   std::string json = "benchmark.json";
+  bool        variants = false;
 };
 
 /** The paper's images: blocks of g x g pixels set with probability `density`. */
@@ -164,6 +166,8 @@ Benchmark(int argc, char * argv[])
       opt.cpuConnectivity = value;
     else if (key == "--json")
       opt.json = value;
+    else if (key == "--variants")
+      opt.variants = value == "1";
     else
     {
       std::cerr << "unknown option " << key << std::endl;
@@ -254,6 +258,17 @@ Benchmark(int argc, char * argv[])
           record("a", t.featuresMs, t.components);
         if (has('b'))
           record("b", t.featuresAndLabelsMs, t.components);
+        if (has('a') && opt.variants)
+        {
+          for (auto [algorithm, name] : { std::pair{ itk::cca::FeatureAlgorithm::PixelAtomics, "a-naive" },
+                                          std::pair{ itk::cca::FeatureAlgorithm::RunAtomics, "a-flsl" },
+                                          std::pair{ itk::cca::FeatureAlgorithm::OnTheFlyMerge, "a-otf" } })
+          {
+            request.featureAlgorithm = algorithm;
+            const auto v = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);
+            record(name, v.featuresMs, v.components);
+          }
+        }
       }
       if (gpu && has('c') && WantsConnectivity(opt.cpuConnectivity, fully))
       {
@@ -368,7 +383,10 @@ Benchmark(int argc, char * argv[])
 
   // Table: Gpix/s averaged over densities per g (from the minimum time; median in parentheses).
   const std::vector<std::pair<std::string, std::string>> modeNames = {
-    { "a", "a: CUDA device-resident features" },
+    { "a-naive", "a: naive (pixel atomics)" },
+    { "a-flsl", "a: FLSL (run atomics)" },
+    { "a-otf", "a: FLSL+OTF" },
+    { "a", "a: CUDA device-resident features FLSL+CD" },
     { "b", "b: CUDA device-resident features + labels" },
     { "c", "c: CUDA end to end via ITK filter" },
     { "d0", "d0: ITK ConnectedComponentImageFilter" },

@@ -95,6 +95,20 @@ public:
 
 constexpr unsigned MaxDimension = 3;
 
+/** How the CUDA engine accumulates the per-component features (Lemaitre et al. 2021, Table 1). All give
+ * the same result; they exist to reproduce the paper's comparison. Only the default also computes the
+ * LabelMap's sums. The CPU engine has one algorithm and ignores this. */
+enum class FeatureAlgorithm : std::uint8_t
+{
+  ConflictDetection, ///< FLSL+CD: per-run contributions voted with __match_any_sync (default)
+  OnTheFlyMerge,     ///< FLSL+OTF: features move with the union-find links as runs merge
+  RunAtomics,        ///< FLSL: one set of atomics per run
+  PixelAtomics       ///< naive: one set of atomics per pixel, after labeling
+};
+
+CudaConnectedComponentAnalysis_EXPORT const char *
+FeatureAlgorithmName(FeatureAlgorithm algorithm);
+
 /** What to label: a dense image in raster order (x fastest), up to three dimensions. */
 struct LabelingRequest
 {
@@ -109,6 +123,8 @@ struct LabelingRequest
   bool computeShapeSums = false;
   /** Also count the perimeter intercepts (needs computeShapeSums). */
   bool computePerimeter = false;
+  /** CUDA engine only. */
+  FeatureAlgorithm featureAlgorithm = FeatureAlgorithm::ConflictDetection;
 
   std::uint64_t
   NumberOfPixels() const

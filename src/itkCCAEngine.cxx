@@ -62,5 +62,22 @@ ScalarKindName(ScalarKind kind)
   return "unknown";
 }
 
+const char *
+FeatureAlgorithmName(FeatureAlgorithm algorithm)
+{
+  switch (algorithm)
+  {
+    case FeatureAlgorithm::ConflictDetection:
+      return "FLSL+CD";
+    case FeatureAlgorithm::OnTheFlyMerge:
+      return "FLSL+OTF";
+    case FeatureAlgorithm::RunAtomics:
+      return "FLSL";
+    case FeatureAlgorithm::PixelAtomics:
+      return "naive";
+  }
+  return "unknown";
+}
+
 } // namespace cca
 } // namespace itk

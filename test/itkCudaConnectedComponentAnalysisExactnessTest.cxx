@@ -91,14 +91,16 @@ itkCudaConnectedComponentAnalysisExactnessTest(int argc, char * argv[])
     using S = Size<2>;
     ok = RunSweep<2>(backend, fullyConnected,
                      { S{ { 1, 1 } }, S{ { 1, 1000 } }, S{ { 1000, 1 } }, S{ { 31, 33 } }, S{ { 33, 31 } },
-                       S{ { 1000, 999 } }, S{ { 4097, 3 } }, S{ { 64, 64 } } });
+                       S{ { 1000, 999 } }, S{ { 4097, 3 } }, S{ { 64, 64 } },
+                       // widths that take the CUDA engine's 16-byte-load path for 1-, 2- and 4-byte pixels
+                       S{ { 512, 37 } }, S{ { 1024, 3 } } });
   }
   else if (dimension == 3)
   {
     using S = Size<3>;
     ok = RunSweep<3>(backend, fullyConnected,
                      { S{ { 1, 1, 1 } }, S{ { 1, 1, 300 } }, S{ { 300, 1, 1 } }, S{ { 1, 300, 1 } }, S{ { 17, 9, 5 } },
-                       S{ { 33, 31, 29 } }, S{ { 101, 67, 45 } } });
+                       S{ { 33, 31, 29 } }, S{ { 101, 67, 45 } }, S{ { 512, 5, 3 } } });
   }
   else
   {

@@ -2,7 +2,9 @@
  *  GPU-only cases (CTest label gpu; exit 77 without a device):
  *   large       8192x8192 paper images against ITK, both connectivities;
  *   repeat      100 runs of a dense 4096x4096 image, bit-identical labels and features;
- *   outofmemory the device's memory taken first: a clear exception, then a normal run once freed.
+ *   outofmemory the device's memory taken first: a clear exception, then a normal run once freed;
+ *   variants    the benchmark's feature algorithms (naive, FLSL, FLSL+OTF) give FLSL+CD's labels and
+ *               features, 2D and 3D, both connectivities, the paper's density x granularity sweep.
  *=========================================================================*/
 #include "itkCCATestUtilities.h"
 
@@ -54,6 +56,7 @@ Repeat()
     filter->SetInput(image);
     filter->SetBackend(Backend::CUDA);
     filter->SetFullyConnected(fully);
+    filter->GenerateLabelMapOff(); // labels and features only: 100 LabelMaps of 400k objects would dominate
     filter->Update();
     auto first = LabelImage::New();
     first->Graft(filter->GetOutput());
@@ -135,6 +138,76 @@ OutOfMemory()
   return false;
 #endif
 }
+/** Labels and features of one algorithm, through the engine interface. */
+struct EngineResult
+{
+  std::uint64_t                         count = 0;
+  std::vector<cca::ComponentFeatures>   features;
+  std::vector<std::uint32_t>            labels;
+};
+
+EngineResult
+RunEngine(cca::Engine & engine, cca::LabelingRequest request, cca::FeatureAlgorithm algorithm)
+{
+  request.featureAlgorithm = algorithm;
+  EngineResult r;
+  r.count = engine.Analyze(request);
+  r.features = engine.GetFeatures();
+  r.labels.assign(request.NumberOfPixels(), 0xdeadbeefu); // poisoned: every pixel must be written
+  cca::LabelOutput out;
+  out.data = r.labels.data();
+  out.kind = cca::ScalarKind::UInt32;
+  out.skipValue = 0;
+  engine.WriteLabels(out);
+  return r;
+}
+
+bool
+Variants()
+{
+  auto engine = cca::CreateCudaEngine(0);
+  bool ok = true;
+  std::uint32_t seed = 31;
+  auto check = [&](const unsigned char * pixels, std::array<std::uint64_t, 3> size, unsigned dimension, const std::string & what) {
+    for (bool fully : { false, true })
+    {
+      cca::LabelingRequest request;
+      request.dimension = dimension;
+      request.size = size;
+      request.fullyConnected = fully;
+      request.input = pixels;
+      const EngineResult reference = RunEngine(*engine, request, cca::FeatureAlgorithm::ConflictDetection);
+      for (auto algorithm : { cca::FeatureAlgorithm::PixelAtomics, cca::FeatureAlgorithm::RunAtomics,
+                              cca::FeatureAlgorithm::OnTheFlyMerge })
+      {
+        const EngineResult r = RunEngine(*engine, request, algorithm);
+        const bool same = r.count == reference.count && r.features == reference.features && r.labels == reference.labels;
+        if (!same)
+        {
+          std::cerr << what << " fully=" << fully << ": " << cca::FeatureAlgorithmName(algorithm)
+                    << " differs from FLSL+CD (" << r.count << " vs " << reference.count << " components)" << std::endl;
+          ok = false;
+        }
+      }
+    }
+  };
+  for (unsigned g : { 1u, 4u, 16u })
+  {
+    for (int step = 0; step <= 10; ++step)
+    {
+      const double density = step / 10.0;
+      auto image2 = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 1021, 999 } }, density, g, ++seed,
+                                                [](std::mt19937 &) { return 1; });
+      check(image2->GetBufferPointer(), { { 1021, 999, 1 } }, 2, "2D g=" + std::to_string(g) + " d=" + std::to_string(density));
+      using Volume = Image<unsigned char, 3>;
+      auto image3 = MakeRandomImage<Volume>(Volume::SizeType{ { 101, 67, 45 } }, density, g, ++seed,
+                                            [](std::mt19937 &) { return 1; });
+      check(image3->GetBufferPointer(), { { 101, 67, 45 } }, 3, "3D g=" + std::to_string(g) + " d=" + std::to_string(density));
+    }
+  }
+  std::cout << (ok ? "all variants agree with FLSL+CD" : "variants DIFFER") << std::endl;
+  return ok;
+}
 } // namespace
 
 int
@@ -162,6 +235,10 @@ itkCudaConnectedComponentAnalysisGPUTest(int argc, char * argv[])
   else if (mode == "outofmemory")
   {
     ok = OutOfMemory();
+  }
+  else if (mode == "variants")
+  {
+    ok = Variants();
   }
   else
   {

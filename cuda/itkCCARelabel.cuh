@@ -1,0 +1,52 @@
+/*=========================================================================
+ *  Consecutive raster-order labels from the union-find forest. After the merge every run's root is its
+ *  component's first run in raster order (smallest-index roots). Flattening marks the roots; an
+ *  exclusive scan of the marks numbers the components 0..K-1 in raster order of their first pixel,
+ *  which is ITK's numbering.
+ *=========================================================================*/
+#ifndef itkCCARelabel_cuh
+#define itkCCARelabel_cuh
+
+#include <cstdint>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+/** Path compression to the root and a 1 for each root (the scan input). */
+__global__ void
+FlattenAndMarkRootsKernel(std::uint32_t * parent, std::uint32_t * isRoot, std::uint32_t numRuns)
+{
+  for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
+       run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+  {
+    // Other threads only ever replace a parent by an ancestor of it, so plain loads see a valid path.
+    std::uint32_t root = parent[run];
+    while (parent[root] != root)
+    {
+      root = parent[root];
+    }
+    parent[run] = root;
+    isRoot[run] = root == run ? 1u : 0u;
+  }
+}
+
+/** parent[run] (its root after flattening) becomes its component's label. */
+__global__ void
+LabelRunsKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel, std::uint32_t numRuns)
+{
+  for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
+       run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+  {
+    parentToLabel[run] = rootLabel[parentToLabel[run]];
+  }
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif
