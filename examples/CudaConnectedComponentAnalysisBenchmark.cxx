@@ -13,7 +13,8 @@
  *      and on a 2-component image, for each engine that can run
  *  Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
  *
- *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W]
+ *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
+ *           [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)]
  *           [--modes abcde] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
  *=========================================================================*/
 #include "itkCCABenchmark.h"
@@ -53,6 +54,7 @@ struct Options
   std::string cpuConnectivity = "4";
   std::string json = "benchmark.json";
   bool        variants = false;
+  bool        labelMap = true; ///< modes c and e also build the LabelMap
 };
 
 /** The paper's images: blocks of g x g pixels set with probability `density`. */
@@ -168,6 +170,8 @@ Benchmark(int argc, char * argv[])
       opt.json = value;
     else if (key == "--variants")
       opt.variants = value == "1";
+    else if (key == "--labelmap")
+      opt.labelMap = value == "1";
     else
     {
       std::cerr << "unknown option " << key << std::endl;
@@ -190,6 +194,7 @@ Benchmark(int argc, char * argv[])
   report["runs"] = opt.runs;
   report["cpu_runs"] = opt.cpuRuns;
   report["warmup"] = opt.warmup;
+  report["labelmap_in_c_e"] = opt.labelMap;
   report["cpu_threads"] = threads;
   report["cuda_engine_compiled"] = itk::cca::IsCudaEngineCompiled();
   report["device"] = gpu ? "" : ("none: " + reason);
@@ -276,6 +281,7 @@ Benchmark(int argc, char * argv[])
         filter->SetInput(image);
         filter->SetFullyConnected(fully);
         filter->SetBackend(itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA);
+        filter->SetGenerateLabelMap(opt.labelMap);
         const auto ms = TimeWallClock(opt.warmup, opt.cpuRuns, [&] {
           filter->Modified();
           filter->Update();
@@ -306,6 +312,7 @@ Benchmark(int argc, char * argv[])
         filter->SetInput(image);
         filter->SetFullyConnected(fully);
         filter->SetBackend(itk::CudaConnectedComponentAnalysisEnums::Backend::CPU);
+        filter->SetGenerateLabelMap(opt.labelMap);
         const auto ms = TimeWallClock(opt.warmup, opt.cpuRuns, [&] {
           filter->Modified();
           filter->Update();
