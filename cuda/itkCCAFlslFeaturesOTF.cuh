@@ -65,7 +65,9 @@ MoveFeatures(const DeviceFeatures & perRun, std::uint32_t from, std::uint32_t to
   }
 }
 
-/** Union that carries the linked root's features to its new root (Alg. 2). */
+/** Union that carries the linked root's features to its new root (Alg. 2): after each link attempt,
+ * `high` is under `low` (or already under another root, which joins low's set next round); either way
+ * its features belong to the merged set. */
 struct OnTheFlyUnite
 {
   DeviceFeatures perRun;
@@ -73,29 +75,12 @@ struct OnTheFlyUnite
   __device__ __forceinline__ void
   operator()(std::uint32_t * parent, std::uint32_t a, std::uint32_t b) const
   {
-    for (;;)
-    {
-      a = FindRootConcurrent(parent, a);
-      b = FindRootConcurrent(parent, b);
-      if (a == b)
-      {
-        return;
-      }
-      const std::uint32_t low = a < b ? a : b;
-      const std::uint32_t high = a < b ? b : a;
-      const std::uint32_t previous = atomicMin(parent + high, low);
+    const DeviceFeatures features = perRun;
+    Unite(parent, a, b, [features](std::uint32_t high, std::uint32_t low) {
       __threadfence();
-      // high is under low now (or was already under `previous`, which joins low's set next round):
-      // either way its features belong to the merged set.
-      MoveFeatures(perRun, high, low);
+      MoveFeatures(features, high, low);
       __threadfence();
-      if (previous == high)
-      {
-        return;
-      }
-      a = low;
-      b = previous;
-    }
+    });
   }
 };
 

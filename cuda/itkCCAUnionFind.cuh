@@ -31,10 +31,20 @@ FindRootConcurrent(const std::uint32_t * parent, std::uint32_t node)
   return node;
 }
 
+/** Nothing to do when a root is linked (plain labeling). */
+struct NoLinkAction
+{
+  __device__ __forceinline__ void
+  operator()(std::uint32_t, std::uint32_t) const
+  {}
+};
+
 /** Merges the sets of a and b. When atomicMin finds that `high` stopped being a root meanwhile, its
- * link may have been replaced by ours; retrying with the value it held reconnects both sets. */
+ * link may have been replaced by ours; retrying with the value it held reconnects both sets.
+ * `onLink(high, low)` runs after each link attempt (the on-the-fly merge moves features there). */
+template <typename TOnLink = NoLinkAction>
 __device__ __forceinline__ void
-Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b)
+Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b, const TOnLink & onLink = TOnLink())
 {
   for (;;)
   {
@@ -47,6 +57,7 @@ Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b)
     const std::uint32_t low = a < b ? a : b;
     const std::uint32_t high = a < b ? b : a;
     const std::uint32_t previous = atomicMin(parent + high, low);
+    onLink(high, low);
     if (previous == high)
     {
       return;
