@@ -16,17 +16,26 @@ namespace cca
 namespace cuda
 {
 
-/** Root of `node` while other threads may be linking: volatile loads, so that a stale cached parent
- * cannot make the retry loop of Unite() spin on an outdated root. */
+/** Root of `node` while other threads may be linking, with path halving: each visited node is pointed
+ * at its grandparent, so that chains (one run per row of a tall component) do not make every find walk
+ * the whole component. Volatile loads, so that a stale cached parent cannot make Unite() spin.
+ * The halving store is safe against concurrent links: it only rewrites nodes that already have a
+ * parent, replacing it by an ancestor; the one write it may overwrite is an atomicMin that found the
+ * node no longer a root, and Unite() retries exactly that case. */
 __device__ __forceinline__ std::uint32_t
-FindRootConcurrent(const std::uint32_t * parent, std::uint32_t node)
+FindRootConcurrent(std::uint32_t * parent, std::uint32_t node)
 {
-  const volatile std::uint32_t * p = parent;
-  std::uint32_t                  next = p[node];
+  volatile std::uint32_t * p = parent;
+  std::uint32_t            next = p[node];
   while (next != node)
   {
+    const std::uint32_t grandparent = p[next];
+    if (grandparent != next)
+    {
+      p[node] = grandparent;
+    }
     node = next;
-    next = p[node];
+    next = grandparent;
   }
   return node;
 }

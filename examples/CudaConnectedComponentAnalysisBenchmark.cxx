@@ -14,7 +14,7 @@
  *  Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
  *
  *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
- *           [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)]
+ *           [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones]
  *           [--modes abcde] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
  *=========================================================================*/
 #include "itkCCABenchmark.h"
@@ -55,6 +55,7 @@ struct Options
   std::string json = "benchmark.json";
   bool        variants = false;
   bool        labelMap = true; ///< modes c and e also build the LabelMap
+  std::string series = "all";  ///< all, or one of g1, g4, g16, ones (for profiling one case)
 };
 
 /** The paper's images: blocks of g x g pixels set with probability `density`. */
@@ -172,6 +173,8 @@ Benchmark(int argc, char * argv[])
       opt.variants = value == "1";
     else if (key == "--labelmap")
       opt.labelMap = value == "1";
+    else if (key == "--series")
+      opt.series = value;
     else
     {
       std::cerr << "unknown option " << key << std::endl;
@@ -227,9 +230,14 @@ Benchmark(int argc, char * argv[])
     {
       break;
     }
-    const bool allOnes = s.g == 0;
-    auto       image = MakeImage(opt.size, s.density, allOnes ? 1 : s.g, ++seed);
+    const bool        allOnes = s.g == 0;
     const std::string gName = allOnes ? "ones" : ("g" + std::to_string(s.g));
+    ++seed;
+    if (opt.series != "all" && opt.series != gName)
+    {
+      continue;
+    }
+    auto image = MakeImage(opt.size, s.density, allOnes ? 1 : s.g, seed);
     for (bool fully : { false, true })
     {
       const std::string conn = fully ? "8" : "4";
@@ -413,7 +421,12 @@ Benchmark(int argc, char * argv[])
   {
     for (const std::string conn : { "4", "8" })
     {
-      if (!gpixMin.count(mode + "|" + conn + "|g1"))
+      bool any = false;
+      for (const std::string g : { "g1", "g4", "g16", "ones" })
+      {
+        any = any || gpixMin.count(mode + "|" + conn + "|" + g);
+      }
+      if (!any)
       {
         continue;
       }
@@ -422,6 +435,11 @@ Benchmark(int argc, char * argv[])
       {
         const auto & mins = gpixMin[mode + "|" + conn + "|" + g];
         const auto & meds = gpixMedian[mode + "|" + conn + "|" + g];
+        if (mins.empty())
+        {
+          std::cout << std::setw(18) << "-";
+          continue;
+        }
         const double avgMin = std::accumulate(mins.begin(), mins.end(), 0.0) / mins.size();
         const double avgMed = std::accumulate(meds.begin(), meds.end(), 0.0) / meds.size();
         std::ostringstream cell;
