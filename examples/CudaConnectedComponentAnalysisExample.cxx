@@ -1,5 +1,6 @@
 /*=========================================================================
- *  Labels the components of an image and prints their count, bounding box and centroid.
+ *  Labels the components of an image and prints their count, bounding box and centroid, and shape
+ *  attributes from the filter's LabelMap (physical size, perimeter, roundness, elongation).
  *
  *  Usage: CudaConnectedComponentAnalysisExample input [threshold] [--fully] [--backend auto|cuda|cpu]
  *  Pixels >= threshold are objects (default 1: any positive pixel); the bundled sample is the CT
@@ -72,7 +73,9 @@ main(int argc, char * argv[])
     std::cout << "Number of components: " << filter->GetObjectCount() << std::endl;
     std::cout << std::setw(6) << "label" << std::setw(10) << "pixels" << std::setw(18) << "bbox index"
               << std::setw(14) << "bbox size" << std::setw(24) << "centroid (index)" << std::setw(28)
-              << "centroid (physical, mm)" << std::endl;
+              << "centroid (physical, mm)" << std::setw(14) << "size (mm2)" << std::setw(16) << "perimeter (mm)"
+              << std::setw(11) << "roundness" << std::setw(11) << "elongation" << std::endl;
+    const auto * labelMap = filter->GetLabelMap();
     for (const auto & c : filter->GetComponentFeatures())
     {
       itk::Point<double, 2> physical;
@@ -82,9 +85,12 @@ main(int argc, char * argv[])
       size << c.BoundingBox.GetSize()[0] << 'x' << c.BoundingBox.GetSize()[1];
       centroid << std::fixed << std::setprecision(3) << c.Centroid[0] << ',' << c.Centroid[1];
       point << std::fixed << std::setprecision(3) << physical[0] << ',' << physical[1];
+      const auto * object = labelMap->GetLabelObject(c.Label); // the same component in the LabelMap
       std::cout << std::setw(6) << c.Label << std::setw(10) << c.NumberOfPixels << std::setw(18) << box.str()
                 << std::setw(14) << size.str() << std::setw(24) << centroid.str() << std::setw(28) << point.str()
-                << std::endl;
+                << std::fixed << std::setprecision(3) << std::setw(14) << object->GetPhysicalSize() << std::setw(16)
+                << object->GetPerimeter() << std::setw(11) << object->GetRoundness() << std::setw(11)
+                << object->GetElongation() << std::defaultfloat << std::endl;
     }
   }
   catch (const itk::ExceptionObject & e)

@@ -194,12 +194,15 @@ public:
     return m_BackendDescription;
   }
 
-  /** Features of the components of the last Update(), in label order (element i has the i-th label). */
+#if !defined(ITK_WRAPPING_PARSER)
+  /** Features of the components of the last Update(), in label order (element i has the i-th label).
+   * Not wrapped for Python (a std::vector of a nested struct): use GetLabelMap() there. */
   const ComponentFeaturesContainer &
   GetComponentFeatures() const
   {
     return m_ComponentFeatures;
   }
+#endif
 
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now. */
   static bool
