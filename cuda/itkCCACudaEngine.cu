@@ -4,6 +4,7 @@
  *  ITK-free; reached through itkCCAEngine.h.
  *=========================================================================*/
 #include "itkCCAEngine.h"
+#include "itkCCAParallelFor.h"
 
 #include "itkCCACudaCheck.cuh"
 #include "itkCCADeviceGeometry.cuh"
@@ -19,6 +20,9 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
 #include <cstring>
 #include <sstream>
 #include <thread>
@@ -109,36 +113,21 @@ private:
   std::size_t m_Capacity = 0;
 };
 
-/** memcpy spread over a few threads: one thread copies pageable memory at well under the PCIe rate. */
+/** Threads for the host side of transfers and conversions: one thread copies or converts pageable
+ * memory at well under the PCIe rate; beyond 16 the memory bus, not the threads, is the limit. */
+unsigned
+HostThreads()
+{
+  return std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+/** memcpy spread over a few threads (pieces of at least 2 MiB). */
 void
 ParallelMemcpy(void * dst, const void * src, std::size_t bytes)
 {
-  constexpr std::size_t MinBytesPerThread = std::size_t{ 2 } << 20;
-  const unsigned        hardware = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned threads = static_cast<unsigned>(std::min<std::size_t>({ hardware, 8u, bytes / MinBytesPerThread }));
-  if (threads <= 1)
-  {
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  const std::size_t        piece = (bytes + threads - 1) / threads;
-  std::vector<std::thread> workers;
-  for (unsigned t = 1; t < threads; ++t)
-  {
-    const std::size_t begin = t * piece;
-    if (begin >= bytes)
-    {
-      break;
-    }
-    workers.emplace_back([=] {
-      std::memcpy(static_cast<char *>(dst) + begin, static_cast<const char *>(src) + begin, std::min(piece, bytes - begin));
-    });
-  }
-  std::memcpy(dst, src, std::min(piece, bytes));
-  for (auto & w : workers)
-  {
-    w.join();
-  }
+  ParallelForRange(std::min(8u, HostThreads()), bytes, std::size_t{ 2 } << 20, [=](std::uint64_t begin, std::uint64_t end) {
+    std::memcpy(static_cast<char *>(dst) + begin, static_cast<const char *>(src) + begin, end - begin);
+  });
 }
 
 /** Host<->device copies through two pinned staging buffers, so that the copy into pinned memory of
@@ -377,7 +366,6 @@ public:
     ExclusiveScan(firstRun, numWords + 1);
     const std::uint32_t numRuns = ReadDeviceScalar(firstRun + numWords);
 
-    m_Features.clear();
     m_NumberOfComponents = 0;
     if (numRuns > 0)
     {
@@ -414,7 +402,7 @@ public:
         if (algorithm == FeatureAlgorithm::OnTheFlyMerge)
         {
           MergeRunsKernel<<<GridFor(numWords, sms), BlockSize, 0, m_Stream>>>(
-            m_Bits.As<std::uint32_t>(), firstRun, parent, g, neighbours, OnTheFlyUnite{ perRun });
+            m_Bits.As<std::uint32_t>(), firstRun, parent, g, neighbours, OnTheFlyUnite{ perRun, static_cast<int>(g.dimension) });
         }
         else
         {
@@ -437,9 +425,20 @@ public:
       m_FeatureBoxes.Reserve(6 * k * sizeof(std::uint32_t), "component features");
       const DeviceFeatures f = LayoutFeatures(m_FeatureSums, m_FeatureBoxes, k);
       const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
-      CCA_CUDA_CHECK(cudaMemsetAsync(f.sums, 0, numSums * k * sizeof(unsigned long long), m_Stream));
-      CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMin[0], 0xff, 3 * k * sizeof(std::uint32_t), m_Stream));
-      CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMax[0], 0, 3 * k * sizeof(std::uint32_t), m_Stream));
+      // The on-the-fly merge writes every basic field of every component itself; the others accumulate.
+      const int firstAccumulatedSum = algorithm == FeatureAlgorithm::OnTheFlyMerge ? OtfSums : 0;
+      if (numSums > firstAccumulatedSum)
+      {
+        CCA_CUDA_CHECK(cudaMemsetAsync(f.sums + firstAccumulatedSum * k,
+                                       0,
+                                       (numSums - firstAccumulatedSum) * k * sizeof(unsigned long long),
+                                       m_Stream));
+      }
+      if (algorithm != FeatureAlgorithm::OnTheFlyMerge)
+      {
+        CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMin[0], 0xff, 3 * k * sizeof(std::uint32_t), m_Stream));
+        CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMax[0], 0, 3 * k * sizeof(std::uint32_t), m_Stream));
+      }
       const unsigned  runGrid = GridFor(numRuns, sms);
       std::uint32_t * runBegin = m_RunBegin.As<std::uint32_t>();
       std::uint32_t * runEnd = m_RunEnd.As<std::uint32_t>();
@@ -472,12 +471,9 @@ public:
           CCA_CUDA_CHECK_LAUNCH("PixelAtomicFeaturesKernel");
           break;
         case FeatureAlgorithm::OnTheFlyMerge:
-          PushFeaturesToRootsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent, numRuns, perRun);
-          CCA_CUDA_CHECK_LAUNCH("PushFeaturesToRootsKernel");
-          GatherRootFeaturesKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent, rootLabel, numRuns, perRun, f);
-          CCA_CUDA_CHECK_LAUNCH("GatherRootFeaturesKernel");
-          LabelRunsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(parent, rootLabel, numRuns);
-          CCA_CUDA_CHECK_LAUNCH("LabelRunsKernel");
+          GatherRootFeaturesAndLabelRunsKernel<<<runGrid, BlockSize, 0, m_Stream>>>(
+            parent, rootLabel, numRuns, g, perRun, f);
+          CCA_CUDA_CHECK_LAUNCH("GatherRootFeaturesAndLabelRunsKernel");
           break;
       }
       if (request.computeShapeSums && request.computePerimeter)
@@ -496,44 +492,49 @@ public:
     if (numRuns > 0 && featuresToHost)
     {
       const std::uint64_t              k = m_NumberOfComponents;
-      // Only the sums the request asked for travel back.
+      // Only the sums the request asked for travel back, through the pinned staging buffers into host
+      // buffers kept between calls; the conversion to ComponentFeatures writes every field once, on
+      // several threads (with millions of components it otherwise costs more than the labeling).
       const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
-      std::vector<unsigned long long> sums(numSums * k);
-      std::vector<std::uint32_t>      boxes(6 * k);
-      CCA_CUDA_CHECK(cudaMemcpyAsync(sums.data(), m_FeatureSums.As<unsigned long long>(),
-                                     sums.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost, m_Stream));
-      CCA_CUDA_CHECK(cudaMemcpyAsync(boxes.data(), m_FeatureBoxes.As<std::uint32_t>(),
-                                     boxes.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
-      CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
-      m_Features.assign(k, ComponentFeatures{});
-      auto sum = [&](int index, std::uint64_t i) { return static_cast<std::uint64_t>(sums[index * k + i]); };
-      for (std::uint64_t i = 0; i < k; ++i)
-      {
-        ComponentFeatures & c = m_Features[i];
-        c.numberOfPixels = sum(SumPixels, i);
-        for (unsigned d = 0; d < MaxDimension; ++d)
+      m_HostSums.resize(numSums * k);
+      m_HostBoxes.resize(6 * k);
+      m_Staging.ToHost(m_HostSums.data(), m_FeatureSums.As<void>(), m_HostSums.size() * sizeof(unsigned long long), m_Stream);
+      m_Staging.ToHost(m_HostBoxes.data(), m_FeatureBoxes.As<void>(), m_HostBoxes.size() * sizeof(std::uint32_t), m_Stream);
+      m_Features.resize(k);
+      const unsigned long long * sums = m_HostSums.data();
+      const std::uint32_t *      boxes = m_HostBoxes.data();
+      const bool                 shape = request.computeShapeSums;
+      ParallelForRange(HostThreads(), k, 1u << 16, [&](std::uint64_t begin, std::uint64_t end) {
+        auto sum = [&](int index, std::uint64_t i) { return static_cast<std::uint64_t>(sums[index * k + i]); };
+        for (std::uint64_t i = begin; i < end; ++i)
         {
-          c.indexSum[d] = sum(SumIndex0 + d, i);
-          c.boundingBoxMin[d] = boxes[d * k + i];
-          c.boundingBoxMax[d] = boxes[(3 + d) * k + i];
-        }
-        if (request.computeShapeSums)
-        {
-          for (int j = 0; j < 6; ++j)
-          {
-            c.indexProductSum[j] = sum(SumProducts0 + j, i);
-          }
-          c.numberOfPixelsOnBorder = sum(SumBorderPixels, i);
+          ComponentFeatures & c = m_Features[i];
+          c.numberOfPixels = sum(SumPixels, i);
           for (unsigned d = 0; d < MaxDimension; ++d)
           {
-            c.borderFaces[d] = sum(SumBorderFaces0 + d, i);
+            c.indexSum[d] = sum(SumIndex0 + d, i);
+            c.boundingBoxMin[d] = boxes[d * k + i];
+            c.boundingBoxMax[d] = boxes[(3 + d) * k + i];
+          }
+          for (int j = 0; j < 6; ++j)
+          {
+            c.indexProductSum[j] = shape ? sum(SumProducts0 + j, i) : 0u;
+          }
+          c.numberOfPixelsOnBorder = shape ? sum(SumBorderPixels, i) : 0u;
+          for (unsigned d = 0; d < MaxDimension; ++d)
+          {
+            c.borderFaces[d] = shape ? sum(SumBorderFaces0 + d, i) : 0u;
           }
           for (int j = 0; j < 7; ++j)
           {
-            c.intercepts[j] = sum(SumIntercepts0 + j, i);
+            c.intercepts[j] = shape ? sum(SumIntercepts0 + j, i) : 0u;
           }
         }
-      }
+      });
+    }
+    else
+    {
+      m_Features.clear();
     }
     CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
     m_NumberOfRuns = numRuns;
@@ -600,23 +601,33 @@ public:
     }
     CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
     const std::size_t n = m_NumberOfRuns;
-    std::vector<std::uint32_t> begin(n), end(n), row(n), label(n);
-    if (n > 0)
+    // 32-bit device arrays into host buffers kept between calls, then widened on several threads.
+    for (auto * host : { &m_HostRunBegin, &m_HostRunEnd, &m_HostRunRow, &m_HostRunLabel })
     {
-      const std::size_t bytes = n * sizeof(std::uint32_t);
-      m_Staging.ToHost(begin.data(), m_RunBegin.As<void>(), bytes, m_Stream);
-      m_Staging.ToHost(end.data(), m_RunEnd.As<void>(), bytes, m_Stream);
-      m_Staging.ToHost(row.data(), m_RunRow.As<void>(), bytes, m_Stream);
-      m_Staging.ToHost(label.data(), m_Parent.As<void>(), bytes, m_Stream); // parents are labels by now
+      host->resize(n);
     }
-    runs.row.assign(row.begin(), row.end());
-    runs.begin.assign(begin.begin(), begin.end());
-    runs.label.assign(label.begin(), label.end());
+    runs.row.resize(n);
+    runs.begin.resize(n);
     runs.length.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
+    runs.label.resize(n);
+    if (n == 0)
     {
-      runs.length[i] = end[i] - begin[i];
+      return;
     }
+    const std::size_t bytes = n * sizeof(std::uint32_t);
+    m_Staging.ToHost(m_HostRunBegin.data(), m_RunBegin.As<void>(), bytes, m_Stream);
+    m_Staging.ToHost(m_HostRunEnd.data(), m_RunEnd.As<void>(), bytes, m_Stream);
+    m_Staging.ToHost(m_HostRunRow.data(), m_RunRow.As<void>(), bytes, m_Stream);
+    m_Staging.ToHost(m_HostRunLabel.data(), m_Parent.As<void>(), bytes, m_Stream); // parents are labels by now
+    ParallelForRange(HostThreads(), n, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t i = first; i < last; ++i)
+      {
+        runs.row[i] = m_HostRunRow[i];
+        runs.begin[i] = m_HostRunBegin[i];
+        runs.length[i] = m_HostRunEnd[i] - m_HostRunBegin[i];
+        runs.label[i] = m_HostRunLabel[i];
+      }
+    });
   }
 
   cudaStream_t
@@ -726,6 +737,10 @@ private:
   std::uint32_t                  m_NumberOfRuns = 0;
   std::uint64_t                  m_NumberOfComponents = 0;
   std::vector<ComponentFeatures> m_Features;
+  /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
+  std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
+  std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>>           m_HostBoxes, m_HostRunBegin, m_HostRunEnd,
+    m_HostRunRow, m_HostRunLabel;
 };
 
 } // namespace
@@ -839,6 +854,49 @@ BenchmarkCudaDeviceResident(const LabelingRequest & hostRequest, int deviceId, i
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   return result;
+}
+
+TransferRates
+BenchmarkCudaTransfers(int deviceId, std::uint64_t bytes, int timedRuns)
+{
+  auto  engineOwner = CreateCudaEngine(deviceId); // selects and checks the device
+  auto & engine = static_cast<cuda::CudaEngine &>(*engineOwner);
+  const cudaStream_t stream = engine.GetStream();
+  TransferRates      rates;
+  rates.device = engine.GetDescription();
+  rates.bytes = bytes;
+
+  cuda::DeviceBuffer device;
+  device.Reserve(bytes, "the transfer benchmark");
+  void * pinned = nullptr;
+  CCA_CUDA_CHECK(cudaMallocHost(&pinned, bytes));
+  std::unique_ptr<void, cudaError_t (*)(void *)> pinnedOwner(pinned, cudaFreeHost);
+  std::vector<unsigned char> pageable(bytes, 1); // written once, so that its pages exist, as an image's do
+  cuda::PinnedStaging        staging;
+  staging.Initialize();
+
+  // Wall clock around a synchronized copy: the engine's staged path is host work plus DMA.
+  auto best = [&](const std::function<void()> & copy) {
+    copy(); // warm-up
+    double bestSeconds = 1e300;
+    for (int i = 0; i < std::max(1, timedRuns); ++i)
+    {
+      const auto t0 = std::chrono::steady_clock::now();
+      copy();
+      CCA_CUDA_CHECK(cudaStreamSynchronize(stream));
+      bestSeconds = std::min(bestSeconds, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return static_cast<double>(bytes) / bestSeconds / 1e9;
+  };
+  void * d = device.As<void>();
+  unsigned char * h = pageable.data();
+  rates.pinnedToDevice = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(d, pinned, bytes, cudaMemcpyHostToDevice, stream)); });
+  rates.pinnedToHost = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(pinned, d, bytes, cudaMemcpyDeviceToHost, stream)); });
+  rates.pageableToDevice = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, stream)); });
+  rates.pageableToHost = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, stream)); });
+  rates.stagedToDevice = best([&] { staging.ToDevice(d, h, bytes, stream); });
+  rates.stagedToHost = best([&] { staging.ToHost(h, d, bytes, stream); });
+  return rates;
 }
 
 } // namespace cca

@@ -1,9 +1,11 @@
 /*=========================================================================
  *  FLSL+OTF (Lemaitre et al. 2021, §3.2, Alg. 2): every run starts with its own features at its own
  *  index; whenever the union-find links a root under another, the linked root's features are moved to
- *  the new root (atomicExch out, atomic add/min/max in). Concurrent links can leave features on a node
- *  that stops being a root afterwards, so once the merge is over every non-root still holding features
- *  passes them to its root; the roots' features are then gathered in label order. Kept for the paper's
+ *  the new root (atomicExch out, atomic add/min/max in). As in Alg. 2, the thread that moved features
+ *  then follows its destination to the current root and moves them again while the destination has
+ *  stopped being a root meanwhile, so that when the merge kernel ends every component's features sit at
+ *  its root; one pass then copies them into label order while it labels the runs. Only the fields of
+ *  the image's dimension move (a 2D image has no z sums or z extent to carry). Kept for the paper's
  *  comparison; FLSL+CD is the default.
  *=========================================================================*/
 #ifndef itkCCAFlslFeaturesOTF_cuh
@@ -30,15 +32,16 @@ InitRunFeaturesKernel(const std::uint32_t * __restrict__ runBegin,
                       DeviceGeometry g,
                       DeviceFeatures perRun)
 {
+  const int dims = static_cast<int>(g.dimension);
   for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
        run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
   {
     const auto c = MakeRunContribution<false>(runBegin[run], runEnd[run], runRow[run], g);
-    for (int i = 0; i < OtfSums; ++i)
+    for (int i = 0; i <= dims; ++i)
     {
       *perRun.Sum(i, static_cast<std::uint32_t>(run)) = c.sum[i];
     }
-    for (int d = 0; d < 3; ++d)
+    for (int d = 0; d < dims; ++d)
     {
       perRun.boundingBoxMin[d][run] = c.boundingBoxMin[d];
       perRun.boundingBoxMax[d][run] = c.boundingBoxMax[d];
@@ -46,11 +49,12 @@ InitRunFeaturesKernel(const std::uint32_t * __restrict__ runBegin,
   }
 }
 
-/** Moves all features of node `from` into node `to`, field by field (each field is conserved). */
+/** Moves the features of node `from` into node `to`, field by field (each field is conserved: what
+ * atomicExch takes out is added exactly once). */
 __device__ __forceinline__ void
-MoveFeatures(const DeviceFeatures & perRun, std::uint32_t from, std::uint32_t to)
+MoveFeatures(const DeviceFeatures & perRun, int dims, std::uint32_t from, std::uint32_t to)
 {
-  for (int i = 0; i < OtfSums; ++i)
+  for (int i = 0; i <= dims; ++i)
   {
     const unsigned long long v = atomicExch(perRun.Sum(i, from), 0ull);
     if (v != 0)
@@ -58,87 +62,83 @@ MoveFeatures(const DeviceFeatures & perRun, std::uint32_t from, std::uint32_t to
       atomicAdd(perRun.Sum(i, to), v);
     }
   }
-  for (int d = 0; d < 3; ++d)
+  for (int d = 0; d < dims; ++d)
   {
-    atomicMin(perRun.boundingBoxMin[d] + to, atomicExch(perRun.boundingBoxMin[d] + from, 0xffffffffu));
-    atomicMax(perRun.boundingBoxMax[d] + to, atomicExch(perRun.boundingBoxMax[d] + from, 0u));
+    const std::uint32_t lo = atomicExch(perRun.boundingBoxMin[d] + from, 0xffffffffu);
+    if (lo != 0xffffffffu)
+    {
+      atomicMin(perRun.boundingBoxMin[d] + to, lo);
+    }
+    const std::uint32_t hi = atomicExch(perRun.boundingBoxMax[d] + from, 0u);
+    if (hi != 0u)
+    {
+      atomicMax(perRun.boundingBoxMax[d] + to, hi);
+    }
   }
 }
 
-/** Union that carries the linked root's features to its new root (Alg. 2): after each link attempt,
+/** Union that carries the linked root's features to its new root (Alg. 2). After each link attempt
  * `high` is under `low` (or already under another root, which joins low's set next round); either way
- * its features belong to the merged set. */
+ * its features belong to the merged set, so they move to `low`. If `low` has itself been linked by
+ * another thread in the meantime, that thread may have emptied it before our deposit: follow `low` to
+ * its root and move again until the deposit sits at a root. The fences order "link, then move" in the
+ * linking thread against "move, then look at the parent" here, so a deposit is never left behind. */
 struct OnTheFlyUnite
 {
   DeviceFeatures perRun;
+  int            dims;
 
   __device__ __forceinline__ void
   operator()(std::uint32_t * parent, std::uint32_t a, std::uint32_t b) const
   {
     const DeviceFeatures features = perRun;
-    Unite(parent, a, b, [features](std::uint32_t high, std::uint32_t low) {
+    const int            d = dims;
+    Unite(parent, a, b, [features, d, parent](std::uint32_t high, std::uint32_t low) {
       __threadfence();
-      MoveFeatures(features, high, low);
+      MoveFeatures(features, d, high, low);
       __threadfence();
+      for (std::uint32_t root = FindRootConcurrent(parent, low); root != low; root = FindRootConcurrent(parent, low))
+      {
+        MoveFeatures(features, d, low, root);
+        __threadfence();
+        low = root;
+      }
     });
   }
 };
 
-/** After the merge and flattening (parent = root): non-roots hand what they still hold to their root. */
+/** After the merge and flattening (parent = root): each run's parent becomes its label, and each root
+ * copies its features (all of the component's, see OnTheFlyUnite) to its label's slot. Every field of
+ * the slot is written, so the component features need no initialization. */
 __global__ void
-PushFeaturesToRootsKernel(const std::uint32_t * __restrict__ parent, std::uint32_t numRuns, DeviceFeatures perRun)
+GatherRootFeaturesAndLabelRunsKernel(std::uint32_t * __restrict__ parentToLabel,
+                                     const std::uint32_t * __restrict__ rootLabel,
+                                     std::uint32_t  numRuns,
+                                     DeviceGeometry g,
+                                     DeviceFeatures perRun,
+                                     DeviceFeatures features)
 {
+  const int dims = static_cast<int>(g.dimension);
   for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
        run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
   {
-    const std::uint32_t root = parent[run];
     const std::uint32_t r = static_cast<std::uint32_t>(run);
-    if (root == r)
+    const std::uint32_t root = parentToLabel[run];
+    const std::uint32_t label = rootLabel[root];
+    parentToLabel[run] = label;
+    if (root != r)
     {
       continue;
     }
-    // Fields move one by one, so a node may hold some fields and not others: look at all of them.
-    bool holds = false;
     for (int i = 0; i < OtfSums; ++i)
     {
-      holds = holds || *perRun.Sum(i, r) != 0;
+      *features.Sum(i, label) = i <= dims ? *perRun.Sum(i, r) : 0ull;
     }
     for (int d = 0; d < 3; ++d)
     {
-      holds = holds || perRun.boundingBoxMin[d][r] != 0xffffffffu || perRun.boundingBoxMax[d][r] != 0u;
-    }
-    if (holds)
-    {
-      MoveFeatures(perRun, r, root);
-    }
-  }
-}
-
-/** Roots' features into label order. */
-__global__ void
-GatherRootFeaturesKernel(const std::uint32_t * __restrict__ parent,
-                         const std::uint32_t * __restrict__ rootLabel,
-                         std::uint32_t  numRuns,
-                         DeviceFeatures perRun,
-                         DeviceFeatures features)
-{
-  for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
-       run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-  {
-    if (parent[run] != run)
-    {
-      continue;
-    }
-    const std::uint32_t r = static_cast<std::uint32_t>(run);
-    const std::uint32_t label = rootLabel[run];
-    for (int i = 0; i < OtfSums; ++i)
-    {
-      *features.Sum(i, label) = *perRun.Sum(i, r);
-    }
-    for (int d = 0; d < 3; ++d)
-    {
-      features.boundingBoxMin[d][label] = perRun.boundingBoxMin[d][r];
-      features.boundingBoxMax[d][label] = perRun.boundingBoxMax[d][r];
+      // Extents beyond the image's dimension are 0, as the other variants leave them.
+      features.boundingBoxMin[d][label] = d < dims ? perRun.boundingBoxMin[d][r] : 0u;
+      features.boundingBoxMax[d][label] = d < dims ? perRun.boundingBoxMax[d][r] : 0u;
     }
   }
 }

@@ -9,13 +9,15 @@
  *   d  ITK's CPU pipeline: ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (defaults,
  *      all threads), and d0 ConnectedComponentImageFilter alone (wall clock)
  *   e  our CPU engine through the ITK filter, label image + LabelMap out (wall clock)
+ *   t  host<->device copy rates (GB/s) of an image-sized label buffer: pinned (the PCIe ceiling),
+ *      pageable, and the engine's staged path from and to an ordinary host buffer
  *   s  where the filter's time goes (engine, label image, runs, LabelMap build) on a g=4 d=50 % image
  *      and on a 2-component image, for each engine that can run
  *  Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
  *
  *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
  *           [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones]
- *           [--modes abcde] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
+ *           [--modes abcdets] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
  *=========================================================================*/
 #include "itkCCABenchmark.h"
 #include "itkConnectedComponentImageFilter.h"
@@ -49,7 +51,7 @@ struct Options
   int         runs = 10;
   int         cpuRuns = 3;
   int         warmup = 1;
-  std::string modes = "abcde";
+  std::string modes = "abcdet";
   std::string connectivity = "both";
   std::string cpuConnectivity = "4";
   std::string json = "benchmark.json";
@@ -185,9 +187,9 @@ Benchmark(int argc, char * argv[])
 
   std::string reason;
   const bool  gpu = itk::cca::GetCudaDeviceCount(&reason) > 0;
-  if (!gpu && (has('a') || has('b') || has('c')))
+  if (!gpu && (has('a') || has('b') || has('c') || has('t')))
   {
-    std::cout << "No CUDA device (" << reason << "): modes a, b, c skipped." << std::endl;
+    std::cout << "No CUDA device (" << reason << "): modes a, b, c, t skipped." << std::endl;
   }
   const unsigned threads = itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads();
 
@@ -329,6 +331,30 @@ Benchmark(int argc, char * argv[])
       }
     }
     std::cerr << "done " << gName << " d=" << s.density << std::endl;
+  }
+
+  if (has('t') && gpu)
+  {
+    // The size of the label image (32-bit labels), the largest transfer of mode c.
+    const std::uint64_t bytes = static_cast<std::uint64_t>(opt.size) * opt.size * sizeof(LabelImageType::PixelType);
+    const auto          t = itk::cca::BenchmarkCudaTransfers(0, bytes, opt.runs);
+    report["device"] = t.device;
+    std::cout << "\nHost<->device copies of " << bytes / 1e6 << " MB, GB/s (best of " << opt.runs << ")\n"
+              << std::left << std::setw(34) << "" << std::setw(14) << "to device" << std::setw(14) << "to host" << "\n";
+    auto row = [](const std::string & name, double toDevice, double toHost) {
+      std::cout << std::setw(34) << name << std::setw(14) << toDevice << std::setw(14) << toHost << "\n";
+    };
+    row("pinned host memory (ceiling)", t.pinnedToDevice, t.pinnedToHost);
+    row("pageable host memory", t.pageableToDevice, t.pageableToHost);
+    row("engine path (pinned staging)", t.stagedToDevice, t.stagedToHost);
+    row("engine path / pinned, %", 100 * t.stagedToDevice / t.pinnedToDevice, 100 * t.stagedToHost / t.pinnedToHost);
+    report["transfers"] = { { "bytes", bytes },
+                            { "pinned_to_device_gb_s", t.pinnedToDevice },
+                            { "pinned_to_host_gb_s", t.pinnedToHost },
+                            { "pageable_to_device_gb_s", t.pageableToDevice },
+                            { "pageable_to_host_gb_s", t.pageableToHost },
+                            { "staged_to_device_gb_s", t.stagedToDevice },
+                            { "staged_to_host_gb_s", t.stagedToHost } };
   }
 
   if (has('s'))

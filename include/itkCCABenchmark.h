@@ -24,6 +24,25 @@ struct DeviceResidentTimings
 CudaConnectedComponentAnalysis_EXPORT DeviceResidentTimings
 BenchmarkCudaDeviceResident(const LabelingRequest & hostRequest, int deviceId, int warmupRuns, int timedRuns);
 
+/** Host<->device copy rates in GB/s (10^9 bytes/s), best of the timed runs, each measured on its own:
+ * cudaMemcpy from and to page-locked host memory (the PCIe ceiling), from and to ordinary (pageable)
+ * host memory, and the engine's own path between an ordinary host buffer (such as an ITK image) and the
+ * device, through its pinned staging buffers. */
+struct TransferRates
+{
+  std::string   device;
+  std::uint64_t bytes = 0;
+  double        pinnedToDevice = 0;
+  double        pinnedToHost = 0;
+  double        pageableToDevice = 0;
+  double        pageableToHost = 0;
+  double        stagedToDevice = 0;
+  double        stagedToHost = 0;
+};
+
+CudaConnectedComponentAnalysis_EXPORT TransferRates
+BenchmarkCudaTransfers(int deviceId, std::uint64_t bytes, int timedRuns);
+
 } // namespace cca
 } // namespace itk
 

@@ -14,9 +14,11 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "CudaConnectedComponentAnalysisExport.h"
@@ -198,12 +200,41 @@ struct ComponentFeatures
 
 /** The runs of the last Analyze(), in raster order: run i covers [begin[i], begin[i] + length[i]) of
  * row row[i] (row = y + z * sizeY) and belongs to component label[i] (0-based). */
+/** std::allocator whose resize() leaves new integers uninitialized: for buffers that the engines fill
+ * completely right away (tens of millions of runs would otherwise be zero-filled first, single-threaded). */
+template <typename T>
+struct UninitializedAllocator : std::allocator<T>
+{
+  template <typename U>
+  struct rebind
+  {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U> &) noexcept
+  {}
+  template <typename U>
+  void
+  construct(U * p) noexcept(std::is_nothrow_default_constructible<U>::value)
+  {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... TArgs>
+  void
+  construct(U * p, TArgs &&... args)
+  {
+    ::new (static_cast<void *>(p)) U(std::forward<TArgs>(args)...);
+  }
+};
+
 struct RunTable
 {
-  std::vector<std::uint64_t> row;
-  std::vector<std::uint64_t> begin;
-  std::vector<std::uint64_t> length;
-  std::vector<std::uint64_t> label;
+  using Column = std::vector<std::uint64_t, UninitializedAllocator<std::uint64_t>>;
+  Column row;
+  Column begin;
+  Column length;
+  Column label;
 };
 
 /** One labeling engine. Analyze() labels and measures; the label image is written by a separate

@@ -344,8 +344,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   const auto & raw = engine.GetFeatures();
   m_ComponentFeatures.resize(raw.size());
   const IndexType start = region.GetIndex();
-  for (std::size_t i = 0; i < raw.size(); ++i)
-  {
+  // Millions of components on the GPU path: convert them on the filter's threads.
+  this->GetMultiThreader()->ParallelizeArray(0, raw.size(), [&](SizeValueType i) {
     const cca::ComponentFeatures & r = raw[i];
     ComponentFeatures &            c = m_ComponentFeatures[i];
     c.Label = static_cast<OutputPixelType>(labels.LabelValue(i));
@@ -361,7 +361,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
     }
     c.BoundingBox.SetIndex(boxIndex);
     c.BoundingBox.SetSize(boxSize);
-  }
+  }, nullptr);
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage>

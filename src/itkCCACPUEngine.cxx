@@ -23,6 +23,7 @@
  *
  *=========================================================================*/
 #include "itkCCAEngine.h"
+#include "itkCCAParallelFor.h"
 
 #include <algorithm>
 #include <atomic>
@@ -148,73 +149,6 @@ private:
 /** Rows are split into blocks of at least this many pixels: below it, starting a thread costs
  * more than the thread saves. */
 constexpr std::uint64_t kMinPixelsPerBlock = 65536;
-
-/** Calls function(block) for every block in [0, numberOfBlocks) on up to numberOfThreads threads
- * (the calling thread included). Blocks are handed out dynamically, which balances uneven blocks;
- * callers make the result independent of which thread runs which block. The first exception of a
- * block is rethrown after all threads have finished. */
-template <typename TFunction>
-void
-ParallelFor(unsigned numberOfThreads, std::uint64_t numberOfBlocks, const TFunction & function)
-{
-  const std::uint64_t numberOfWorkers = std::min<std::uint64_t>(std::max(numberOfThreads, 1u), numberOfBlocks);
-  if (numberOfWorkers <= 1)
-  {
-    for (std::uint64_t block = 0; block < numberOfBlocks; ++block)
-    {
-      function(block);
-    }
-    return;
-  }
-
-  std::atomic<std::uint64_t> nextBlock{ 0 };
-  std::atomic<bool>          failed{ false };
-  std::exception_ptr         firstError;
-  std::mutex                 errorMutex;
-
-  auto work = [&]() {
-    for (std::uint64_t block = nextBlock++; block < numberOfBlocks && !failed; block = nextBlock++)
-    {
-      try
-      {
-        function(block);
-      }
-      catch (...)
-      {
-        std::lock_guard<std::mutex> lock(errorMutex);
-        if (!firstError)
-        {
-          firstError = std::current_exception();
-        }
-        failed = true;
-      }
-    }
-  };
-
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<std::size_t>(numberOfWorkers - 1));
-  for (std::uint64_t i = 1; i < numberOfWorkers; ++i)
-  {
-    try
-    {
-      workers.emplace_back(work);
-    }
-    catch (const std::system_error &)
-    {
-      // No more threads to be had: the threads already started and this one do all the blocks.
-      break;
-    }
-  }
-  work();
-  for (std::thread & worker : workers)
-  {
-    worker.join();
-  }
-  if (firstError)
-  {
-    std::rethrow_exception(firstError);
-  }
-}
 
 /** Splits [0, numberOfRows) into at most numberOfThreads blocks of consecutive rows of at least
  * kMinPixelsPerBlock pixels each; returns the first row of each block, then numberOfRows. */

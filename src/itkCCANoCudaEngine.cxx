@@ -45,5 +45,11 @@ BenchmarkCudaDeviceResident(const LabelingRequest &, int, int, int)
 {
   throw EngineUnavailable("this build has no CUDA engine (configured without a CUDA compiler)");
 }
+
+TransferRates
+BenchmarkCudaTransfers(int, std::uint64_t, int)
+{
+  throw EngineUnavailable("this build has no CUDA engine (configured without a CUDA compiler)");
+}
 } // namespace cca
 } // namespace itk

@@ -205,6 +205,14 @@ Variants()
       check(image3->GetBufferPointer(), { { 101, 67, 45 } }, 3, "3D g=" + std::to_string(g) + " d=" + std::to_string(density));
     }
   }
+  // Large images, where many threads link and move features at once (the on-the-fly merge's races):
+  // around the percolation threshold, and one component over the whole image.
+  for (double density : { 0.6, 1.0 })
+  {
+    auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 4096, 4096 } }, density, 1, ++seed,
+                                             [](std::mt19937 &) { return 1; });
+    check(image->GetBufferPointer(), { { 4096, 4096, 1 } }, 2, "2D 4096^2 g=1 d=" + std::to_string(density));
+  }
   std::cout << (ok ? "all variants agree with FLSL+CD" : "variants DIFFER") << std::endl;
   return ok;
 }
