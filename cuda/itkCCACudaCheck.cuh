@@ -22,6 +22,9 @@ namespace cuda
 [[noreturn]] inline void
 ThrowCudaError(cudaError_t status, const char * what, const char * file, int line)
 {
+  // A failed runtime call also leaves its error as the thread's "last error"; clear it so that the next
+  // launch check does not report it again (a sticky error stays and is reported by the next call).
+  cudaGetLastError();
   std::ostringstream msg;
   if (status == cudaErrorMemoryAllocation)
   {

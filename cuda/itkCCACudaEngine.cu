@@ -121,21 +121,17 @@ HostThreads()
   return std::min(16u, std::max(1u, std::thread::hardware_concurrency()));
 }
 
-/** memcpy spread over a few threads (pieces of at least 2 MiB). */
-void
-ParallelMemcpy(void * dst, const void * src, std::size_t bytes)
-{
-  ParallelForRange(std::min(8u, HostThreads()), bytes, std::size_t{ 2 } << 20, [=](std::uint64_t begin, std::uint64_t end) {
-    std::memcpy(static_cast<char *>(dst) + begin, static_cast<const char *>(src) + begin, end - begin);
-  });
-}
-
-/** Host<->device copies through two pinned staging buffers, so that the copy into pinned memory of
- * one chunk overlaps the DMA of the other and user buffers never need page-locking. */
+/** Host<->device copies between ordinary (pageable) host memory and the device at close to the pinned
+ * PCIe rate, without page-locking user buffers: the transfer is cut into one slice per lane, and each
+ * lane -- a host thread with its own stream and two small pinned buffers -- pipelines its slice: the
+ * memcpy of one chunk into (or out of) pinned memory overlaps the DMA of the other. Several lanes are
+ * needed because one thread's memcpy of pageable memory runs well under the PCIe rate; lanes are
+ * independent, so there is no hand-off between threads inside a transfer. */
 class PinnedStaging
 {
 public:
-  static constexpr std::size_t ChunkBytes = std::size_t{ 32 } << 20;
+  static constexpr std::size_t ChunkBytes = std::size_t{ 4 } << 20;
+  static constexpr unsigned    MaxLanes = 8;
 
   PinnedStaging() = default;
   PinnedStaging(const PinnedStaging &) = delete;
@@ -143,81 +139,156 @@ public:
   operator=(const PinnedStaging &) = delete;
   ~PinnedStaging()
   {
-    for (int i = 0; i < 2; ++i)
+    for (Lane & lane : m_Lanes)
     {
-      cudaFreeHost(m_Host[i]);
-      if (m_Done[i])
+      for (int i = 0; i < 2; ++i)
       {
-        cudaEventDestroy(m_Done[i]);
+        cudaFreeHost(lane.host[i]);
+        if (lane.chunkDone[i])
+        {
+          cudaEventDestroy(lane.chunkDone[i]);
+        }
+      }
+      if (lane.finished)
+      {
+        cudaEventDestroy(lane.finished);
+      }
+      if (lane.stream)
+      {
+        cudaStreamDestroy(lane.stream);
       }
     }
+    if (m_Ready)
+    {
+      cudaEventDestroy(m_Ready);
+    }
+    cudaGetLastError(); // a failed release must not be reported by a later, unrelated launch check
   }
 
   void
   Initialize()
   {
-    for (int i = 0; i < 2; ++i)
+    if (!m_Lanes.empty())
     {
-      if (!m_Host[i])
+      return;
+    }
+    cudaEvent_t ready = nullptr;
+    CCA_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    m_Ready = ready;
+    m_Lanes.resize(std::min(MaxLanes, HostThreads()));
+    // Handles go through locals: a failed create leaves its output undefined, and the destructor
+    // releases only what was really created.
+    for (Lane & lane : m_Lanes)
+    {
+      cudaStream_t stream = nullptr;
+      CCA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      lane.stream = stream;
+      cudaEvent_t finished = nullptr;
+      CCA_CUDA_CHECK(cudaEventCreateWithFlags(&finished, cudaEventDisableTiming));
+      lane.finished = finished;
+      for (int i = 0; i < 2; ++i)
       {
-        CCA_CUDA_CHECK(cudaMallocHost(&m_Host[i], ChunkBytes));
-      }
-      if (!m_Done[i])
-      {
-        CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_Done[i], cudaEventDisableTiming));
+        void * host = nullptr;
+        CCA_CUDA_CHECK(cudaMallocHost(&host, ChunkBytes));
+        lane.host[i] = host;
+        cudaEvent_t done = nullptr;
+        CCA_CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
+        lane.chunkDone[i] = done;
       }
     }
   }
 
+  /** Enqueues the copy after the work already in `stream`, and makes the later work in `stream` wait
+   * for it; returns once `host` may be reused. */
   void
   ToDevice(void * device, const void * host, std::size_t bytes, cudaStream_t stream)
   {
-    const auto * src = static_cast<const char *>(host);
-    auto *       dst = static_cast<char *>(device);
-    for (std::size_t offset = 0, i = 0; offset < bytes; offset += ChunkBytes, ++i)
-    {
-      const int         slot = static_cast<int>(i % 2);
-      const std::size_t n = std::min(ChunkBytes, bytes - offset);
-      CCA_CUDA_CHECK(cudaEventSynchronize(m_Done[slot])); // the slot's previous DMA has finished
-      ParallelMemcpy(m_Host[slot], src + offset, n);
-      CCA_CUDA_CHECK(cudaMemcpyAsync(dst + offset, m_Host[slot], n, cudaMemcpyHostToDevice, stream));
-      CCA_CUDA_CHECK(cudaEventRecord(m_Done[slot], stream));
-    }
+    ForEachLane(bytes, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
+      for (std::size_t offset = begin, i = 0; offset < end; offset += ChunkBytes, ++i)
+      {
+        const int         slot = static_cast<int>(i % 2);
+        const std::size_t n = std::min(ChunkBytes, end - offset);
+        CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot])); // the slot's previous DMA has finished
+        std::memcpy(lane.host[slot], static_cast<const char *>(host) + offset, n);
+        CCA_CUDA_CHECK(cudaMemcpyAsync(
+          static_cast<char *>(device) + offset, lane.host[slot], n, cudaMemcpyHostToDevice, lane.stream));
+        CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], lane.stream));
+      }
+    });
   }
 
+  /** Copies after the work already in `stream`; returns when `host` holds the data. */
   void
   ToHost(void * host, const void * device, std::size_t bytes, cudaStream_t stream)
   {
-    const auto * src = static_cast<const char *>(device);
-    auto *       dst = static_cast<char *>(host);
-    const std::size_t chunks = (bytes + ChunkBytes - 1) / ChunkBytes;
-    auto enqueue = [&](std::size_t i) {
-      const int         slot = static_cast<int>(i % 2);
-      const std::size_t offset = i * ChunkBytes;
-      CCA_CUDA_CHECK(cudaMemcpyAsync(
-        m_Host[slot], src + offset, std::min(ChunkBytes, bytes - offset), cudaMemcpyDeviceToHost, stream));
-      CCA_CUDA_CHECK(cudaEventRecord(m_Done[slot], stream));
-    };
-    if (chunks > 0)
-    {
+    ForEachLane(bytes, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
+      const std::size_t chunks = (end - begin + ChunkBytes - 1) / ChunkBytes;
+      auto              enqueue = [&](std::size_t i) {
+        const int         slot = static_cast<int>(i % 2);
+        const std::size_t offset = begin + i * ChunkBytes;
+        CCA_CUDA_CHECK(cudaMemcpyAsync(lane.host[slot],
+                                       static_cast<const char *>(device) + offset,
+                                       std::min(ChunkBytes, end - offset),
+                                       cudaMemcpyDeviceToHost,
+                                       lane.stream));
+        CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], lane.stream));
+      };
       enqueue(0);
-    }
-    for (std::size_t i = 0; i < chunks; ++i)
-    {
-      if (i + 1 < chunks)
+      for (std::size_t i = 0; i < chunks; ++i)
       {
-        enqueue(i + 1);
+        if (i + 1 < chunks)
+        {
+          enqueue(i + 1);
+        }
+        const int         slot = static_cast<int>(i % 2);
+        const std::size_t offset = begin + i * ChunkBytes;
+        CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot]));
+        std::memcpy(static_cast<char *>(host) + offset, lane.host[slot], std::min(ChunkBytes, end - offset));
       }
-      const int         slot = static_cast<int>(i % 2);
-      const std::size_t offset = i * ChunkBytes;
-      CCA_CUDA_CHECK(cudaEventSynchronize(m_Done[slot]));
-      ParallelMemcpy(dst + offset, m_Host[slot], std::min(ChunkBytes, bytes - offset));
-    }
+    });
   }
 
 private:
-  void *      m_Host[2] = { nullptr, nullptr };
-  cudaEvent_t m_Done[2] = { nullptr, nullptr };
+  struct Lane
+  {
+    cudaStream_t stream = nullptr;
+    void *       host[2] = { nullptr, nullptr };
+    cudaEvent_t  chunkDone[2] = { nullptr, nullptr };
+    cudaEvent_t  finished = nullptr;
+  };
+
+  /** Slices [0, bytes) over the lanes (at least a chunk each), runs copy(lane, begin, end) for each on
+   * its own thread after the work already in `stream`, then makes `stream` wait for every lane. */
+  template <typename TCopy>
+  void
+  ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy)
+  {
+    if (bytes == 0)
+    {
+      return;
+    }
+    const std::size_t lanes = std::min<std::size_t>(m_Lanes.size(), (bytes + ChunkBytes - 1) / ChunkBytes);
+    const std::size_t slice = (bytes + lanes - 1) / lanes;
+    CCA_CUDA_CHECK(cudaEventRecord(m_Ready, stream));
+    ParallelFor(static_cast<unsigned>(lanes), lanes, [&](std::uint64_t l) {
+      Lane &            lane = m_Lanes[l];
+      const std::size_t begin = l * slice;
+      const std::size_t end = std::min(bytes, begin + slice);
+      CCA_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, m_Ready, 0));
+      if (begin < end)
+      {
+        copy(lane, begin, end);
+      }
+      CCA_CUDA_CHECK(cudaEventRecord(lane.finished, lane.stream));
+    });
+    for (std::size_t l = 0; l < lanes; ++l)
+    {
+      CCA_CUDA_CHECK(cudaStreamWaitEvent(stream, m_Lanes[l].finished, 0));
+    }
+  }
+
+  std::vector<Lane> m_Lanes;
+  cudaEvent_t       m_Ready = nullptr;
 };
 
 unsigned
@@ -244,19 +315,26 @@ public:
           << ") is too old: the CUDA engine needs compute capability 7.0 or newer (__match_any_sync)";
       throw EngineUnavailable(msg.str());
     }
-    CCA_CUDA_CHECK(cudaStreamCreateWithFlags(&m_Stream, cudaStreamNonBlocking));
-    m_Staging.Initialize();
-    CCA_CUDA_CHECK(cudaMallocHost(&m_HostScalars, 2 * sizeof(std::uint32_t)));
-  }
-
-  ~CudaEngine() override
-  {
-    cudaFreeHost(m_HostScalars);
-    if (m_Stream)
+    cudaStream_t stream = nullptr;
+    CCA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    m_Stream = stream;
+    try
     {
-      cudaStreamDestroy(m_Stream);
+      m_Staging.Initialize();
+      void * scalars = nullptr;
+      CCA_CUDA_CHECK(cudaMallocHost(&scalars, 2 * sizeof(std::uint32_t)));
+      m_HostScalars = static_cast<std::uint32_t *>(scalars);
+    }
+    catch (...)
+    {
+      // No destructor runs for a half-built object: release the stream here (the staging buffers
+      // release themselves as a member).
+      ReleaseHandles();
+      throw;
     }
   }
+
+  ~CudaEngine() override { ReleaseHandles(); }
 
   std::string
   GetName() const override
@@ -721,6 +799,22 @@ private:
     CCA_CUDA_CHECK(cudaMemcpyAsync(m_HostScalars, device, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
     CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
     return m_HostScalars[0];
+  }
+
+  void
+  ReleaseHandles()
+  {
+    if (m_HostScalars)
+    {
+      cudaFreeHost(m_HostScalars);
+      m_HostScalars = nullptr;
+    }
+    if (m_Stream)
+    {
+      cudaStreamDestroy(m_Stream);
+      m_Stream = nullptr;
+    }
+    cudaGetLastError(); // a failed release must not be reported by a later, unrelated launch check
   }
 
   int            m_DeviceId;

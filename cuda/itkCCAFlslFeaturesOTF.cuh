@@ -77,9 +77,9 @@ MoveFeatures(const DeviceFeatures & perRun, int dims, std::uint32_t from, std::u
   }
 }
 
-/** Union that carries the linked root's features to its new root (Alg. 2). After each link attempt
- * `high` is under `low` (or already under another root, which joins low's set next round); either way
- * its features belong to the merged set, so they move to `low`. If `low` has itself been linked by
+/** Union that carries the linked root's features to its new root (Alg. 2). The thread whose link made
+ * root `high` a child of `low` moves high's features to `low` (a thread whose atomicMin found `high`
+ * already linked leaves them to the thread that linked it). If `low` has itself been linked by
  * another thread in the meantime, that thread may have emptied it before our deposit: follow `low` to
  * its root and move again until the deposit sits at a root. The fences order "link, then move" in the
  * linking thread against "move, then look at the parent" here, so a deposit is never left behind. */

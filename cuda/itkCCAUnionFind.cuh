@@ -50,7 +50,8 @@ struct NoLinkAction
 
 /** Merges the sets of a and b. When atomicMin finds that `high` stopped being a root meanwhile, its
  * link may have been replaced by ours; retrying with the value it held reconnects both sets.
- * `onLink(high, low)` runs after each link attempt (the on-the-fly merge moves features there). */
+ * `onLink(high, low)` runs once this thread's atomicMin has made root `high` a child of `low`: exactly
+ * one thread does so for each root (the on-the-fly merge moves features there). */
 template <typename TOnLink = NoLinkAction>
 __device__ __forceinline__ void
 Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b, const TOnLink & onLink = TOnLink())
@@ -66,9 +67,9 @@ Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b, const TOnLink & 
     const std::uint32_t low = a < b ? a : b;
     const std::uint32_t high = a < b ? b : a;
     const std::uint32_t previous = atomicMin(parent + high, low);
-    onLink(high, low);
     if (previous == high)
     {
+      onLink(high, low);
       return;
     }
     a = low;
