@@ -16,7 +16,7 @@
  *  Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
  *
  *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
- *           [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones]
+ *           [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones] [--densities 0.1,0.5,...]
  *           [--modes abcdets] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
  *=========================================================================*/
 #include "itkCCABenchmark.h"
@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <ctime>
 #include <fstream>
@@ -58,6 +59,7 @@ struct Options
   bool        variants = false;
   bool        labelMap = true; ///< modes c and e also build the LabelMap
   std::string series = "all";  ///< all, or one of g1, g4, g16, ones (for profiling one case)
+  std::vector<double> densities; ///< only these densities of the g series (empty: 0, 0.1, ..., 1)
 };
 
 /** The paper's images: blocks of g x g pixels set with probability `density`. */
@@ -177,6 +179,14 @@ Benchmark(int argc, char * argv[])
       opt.labelMap = value == "1";
     else if (key == "--series")
       opt.series = value;
+    else if (key == "--densities")
+    {
+      std::istringstream list(value);
+      for (std::string item; std::getline(list, item, ',');)
+      {
+        opt.densities.push_back(std::stod(item));
+      }
+    }
     else
     {
       std::cerr << "unknown option " << key << std::endl;
@@ -236,6 +246,11 @@ Benchmark(int argc, char * argv[])
     const std::string gName = allOnes ? "ones" : ("g" + std::to_string(s.g));
     ++seed;
     if (opt.series != "all" && opt.series != gName)
+    {
+      continue;
+    }
+    if (!allOnes && !opt.densities.empty() &&
+        std::none_of(opt.densities.begin(), opt.densities.end(), [&s](double d) { return std::abs(d - s.density) < 1e-9; }))
     {
       continue;
     }
