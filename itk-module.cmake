@@ -1,21 +1,22 @@
 get_filename_component(MY_CURRENT_DIR "${CMAKE_CURRENT_LIST_FILE}" PATH)
 file(READ "${MY_CURRENT_DIR}/README.md" DOCUMENTATION)
 
+# The public headers use LabelMap and ShapeLabelObject (ITKLabelMap, which also holds GeometryUtilities
+# since ITK 5.4): a link dependency, not a compile-only one. The rest is what the tests use.
 itk_module(CudaConnectedComponentAnalysis
   ENABLE_SHARED
   DEPENDS
     ITKCommon
-  COMPILE_DEPENDS
-    ITKConnectedComponents
-    ITKImageIntensity
     ITKLabelMap
   TEST_DEPENDS
     ITKTestKernel
+    ITKConnectedComponents
+    ITKImageIntensity
+    ITKThresholding
     ITKIOMeta
     ITKIOPNG
     ITKIONRRD
-    ITKThresholding
   DESCRIPTION
-    "GPU (CUDA) connected component analysis: labels identical to ConnectedComponentImageFilter, with a CPU engine fallback."
+    "GPU (CUDA) connected component analysis: labels identical to ConnectedComponentImageFilter and a LabelMap of ShapeLabelObjects, with a CPU engine fallback."
   EXCLUDE_FROM_DEFAULT
 )

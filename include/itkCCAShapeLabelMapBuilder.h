@@ -220,7 +220,7 @@ private:
     {
       principalMoments[i] = pm(i);
     }
-    MatrixType principalAxes = eigen.V.transpose();
+    MatrixType principalAxes(eigen.V.transpose());
     // The axes must form a rotation: the last one is multiplied by the determinant (±1). ITK takes it as
     // the product of the eigenvalues of a general eigen-solver; the determinant itself is the same number
     // up to rounding and costs a fraction (the solver dominated the LabelMap build).

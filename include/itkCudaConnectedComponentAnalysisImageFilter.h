@@ -24,8 +24,11 @@
 #include "itkShapeLabelObject.h"
 #include "itkCudaConnectedComponentAnalysisEnums.h"
 #include "itkImageToImageFilter.h"
+#include "vnl/vnl_matrix.h"
 
+#include <limits>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -53,12 +56,19 @@ namespace itk
  * After Update(), GetObjectCount() is the number of objects and GetComponentFeatures() their pixel
  * count, bounding box and centroid (index space), in label order.
  *
- * Output 1 (GetLabelMap()) is a LabelMap of ShapeLabelObjects, one per component with the label of the
- * label image, its lines in raster order, and the attributes LabelImageToShapeLabelMapFilter computes
+ * The output named "LabelMap" (GetLabelMap()) is a LabelMap of ShapeLabelObjects, one per component with
+ * the label of the label image, its lines in raster order, and the attributes LabelImageToShapeLabelMapFilter computes
  * (ComputePerimeter on, ComputeFeretDiameter and ComputeOrientedBoundingBox off by default, as there).
  * The engine accumulates the raw sums (second moments, border counts, perimeter intercepts) in the
  * labeling pass; the host derives the attributes. GenerateLabelImageOff() or GenerateLabelMapOff()
  * skip the work of either output (the skipped output stays empty).
+ *
+ * TOutputLabelMap is the LabelMap type of that output: by default LabelMap<ShapeLabelObject<label pixel
+ * type, dimension>>; any LabelMap whose objects derive from ShapeLabelObject can be asked for, such as
+ * LabelMap<StatisticsLabelObject<unsigned long, D>>, the LabelMap type ITK's Python wrapping knows (the one
+ * this module is wrapped with, as ITK wraps LabelImageToShapeLabelMapFilter). The LabelMap is a named
+ * output, not output 1: output 0 stays the only indexed output, which is what ITK's Python functional
+ * form (itk.cuda_connected_component_analysis_image_filter(image)) returns.
  *
  * Images of 2^32 pixels or more exceed the CUDA engine's 32-bit index type: Automatic labels them
  * with the CPU engine, CUDA throws.
@@ -66,7 +76,11 @@ namespace itk
  * \sa ConnectedComponentImageFilter
  * \ingroup CudaConnectedComponentAnalysis
  */
-template <typename TInputImage, typename TOutputImage, typename TMaskImage = TInputImage>
+template <typename TInputImage,
+          typename TOutputImage,
+          typename TMaskImage = TInputImage,
+          typename TOutputLabelMap =
+            LabelMap<ShapeLabelObject<typename TOutputImage::PixelType, TOutputImage::ImageDimension>>>
 class ITK_TEMPLATE_EXPORT CudaConnectedComponentAnalysisImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
 {
 public:
@@ -78,7 +92,11 @@ public:
   using ConstPointer = SmartPointer<const Self>;
 
   itkNewMacro(Self);
+#ifdef itkOverrideGetNameOfClassMacro
+  itkOverrideGetNameOfClassMacro(CudaConnectedComponentAnalysisImageFilter);
+#else // ITK before 5.4
   itkTypeMacro(CudaConnectedComponentAnalysisImageFilter, ImageToImageFilter);
+#endif
 
   static constexpr unsigned int ImageDimension = TOutputImage::ImageDimension;
   static constexpr unsigned int InputImageDimension = TInputImage::ImageDimension;
@@ -101,8 +119,15 @@ public:
 
   using BackendEnum = CudaConnectedComponentAnalysisEnums::Backend;
 
-  using LabelObjectType = ShapeLabelObject<OutputPixelType, ImageDimension>;
-  using LabelMapType = LabelMap<LabelObjectType>;
+  using LabelMapType = TOutputLabelMap;
+  using LabelObjectType = typename LabelMapType::LabelObjectType;
+  static_assert(LabelMapType::ImageDimension == ImageDimension, "the LabelMap has the images' dimension");
+  static_assert(std::is_base_of<ShapeLabelObject<typename LabelObjectType::LabelType, ImageDimension>,
+                                LabelObjectType>::value,
+                "the LabelMap's objects are ShapeLabelObjects (or derive from ShapeLabelObject)");
+  static_assert(std::numeric_limits<typename LabelObjectType::LabelType>::max() >=
+                  std::numeric_limits<OutputPixelType>::max(),
+                "the LabelMap's label type holds every label of the label image");
 
   /** Where the last Update() spent its time, in seconds (wall clock). */
   struct TimeSplit
@@ -155,22 +180,46 @@ public:
   itkGetConstMacro(ComputeOrientedBoundingBox, bool);
   itkBooleanMacro(ComputeOrientedBoundingBox);
 
-  /** The LabelMap of ShapeLabelObjects (output 1). */
+  /** The LabelMap of ShapeLabelObjects (the output named "LabelMap"). */
   LabelMapType *
   GetLabelMap()
   {
-    return itkDynamicCastInDebugMode<LabelMapType *>(this->ProcessObject::GetOutput(1));
+    return itkDynamicCastInDebugMode<LabelMapType *>(this->ProcessObject::GetOutput("LabelMap"));
   }
   const LabelMapType *
   GetLabelMap() const
   {
-    return itkDynamicCastInDebugMode<const LabelMapType *>(this->ProcessObject::GetOutput(1));
+    return itkDynamicCastInDebugMode<const LabelMapType *>(this->ProcessObject::GetOutput("LabelMap"));
   }
 
+#if !defined(ITK_WRAPPING_PARSER)
+  /** Not wrapped for Python (a nested struct): use the four getters below there. */
   const TimeSplit &
   GetTimeSplit() const
   {
     return m_TimeSplit;
+  }
+#endif
+  /** The stages of GetTimeSplit() one by one (seconds), for the Python wrapping. */
+  double
+  GetAnalyzeTime() const
+  {
+    return m_TimeSplit.Analyze;
+  }
+  double
+  GetWriteLabelsTime() const
+  {
+    return m_TimeSplit.WriteLabels;
+  }
+  double
+  GetExportRunsTime() const
+  {
+    return m_TimeSplit.ExportRuns;
+  }
+  double
+  GetBuildLabelMapTime() const
+  {
+    return m_TimeSplit.BuildLabelMap;
   }
 
   /** Number of objects found by the last Update(). */
@@ -196,13 +245,26 @@ public:
 
 #if !defined(ITK_WRAPPING_PARSER)
   /** Features of the components of the last Update(), in label order (element i has the i-th label).
-   * Not wrapped for Python (a std::vector of a nested struct): use GetLabelMap() there. */
+   * Not wrapped for Python (a std::vector of a nested struct): use GetComponentFeaturesAsArrays() there. */
   const ComponentFeaturesContainer &
   GetComponentFeatures() const
   {
     return m_ComponentFeatures;
   }
 #endif
+
+  /** GetComponentFeatures() as one table of doubles, for array libraries (in Python,
+   * GetComponentFeaturesAsArrays() turns it into a dict of NumPy arrays): one row per component in label
+   * order, the columns named by GetComponentFeatureTableColumnNames(): Label, NumberOfPixels,
+   * PhysicalSize (NumberOfPixels times the pixel's volume), Centroid-i (the physical point),
+   * BoundingBoxIndex-i and BoundingBoxSize-i (index space), i = 0 .. ImageDimension-1 in ITK's index
+   * order (x first). Filled by every Update(), also with GenerateLabelMapOff(), which skips the LabelMap. */
+  vnl_matrix<double>
+  GetComponentFeatureTable() const;
+
+  /** The column names of GetComponentFeatureTable(), separated by single spaces. */
+  static std::string
+  GetComponentFeatureTableColumnNames();
 
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now. */
   static bool
@@ -240,9 +302,9 @@ protected:
   GenerateData() override;
 
   using Superclass::MakeOutput;
-  /** Output 1 is the LabelMap. */
+  /** The output named "LabelMap" is a LabelMapType. */
   DataObject::Pointer
-  MakeOutput(ProcessObject::DataObjectPointerArraySizeType idx) override;
+  MakeOutput(const ProcessObject::DataObjectIdentifierType & name) override;
 
   /** The label image is allocated only when it is generated. */
   void

@@ -53,32 +53,32 @@ SkippedLabelValue(TPixel background)
 }
 } // namespace cca_detail
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
   CudaConnectedComponentAnalysisImageFilter()
 {
   // #0 "Primary" required, #1 "MaskImage" optional, as ConnectedComponentImageFilter
   Self::AddOptionalInputName("MaskImage", 1);
   m_BackgroundValue = NumericTraits<OutputPixelType>::ZeroValue();
-  this->SetNumberOfRequiredOutputs(2);
-  this->SetNthOutput(1, this->MakeOutput(1));
+  // The LabelMap is a named output: output 0, the label image, stays the only indexed one.
+  this->ProcessObject::SetOutput("LabelMap", this->MakeOutput("LabelMap"));
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 DataObject::Pointer
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::MakeOutput(
-  ProcessObject::DataObjectPointerArraySizeType idx)
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::MakeOutput(
+  const ProcessObject::DataObjectIdentifierType & name)
 {
-  if (idx == 1)
+  if (name == "LabelMap")
   {
     return LabelMapType::New().GetPointer();
   }
-  return Superclass::MakeOutput(idx);
+  return Superclass::MakeOutput(name);
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::AllocateOutputs()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::AllocateOutputs()
 {
   OutputImageType * output = this->GetOutput();
   output->SetBufferedRegion(output->GetRequestedRegion());
@@ -98,9 +98,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   labelMap->SetBackgroundValue(m_BackgroundValue);
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::VerifyInputInformation()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::VerifyInputInformation()
   ITKv5_CONST
 {
   Superclass::VerifyInputInformation();
@@ -114,9 +114,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   }
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::GenerateInputRequestedRegion()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::GenerateInputRequestedRegion()
 {
   Superclass::GenerateInputRequestedRegion();
 
@@ -134,18 +134,18 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   }
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::EnlargeOutputRequestedRegion(
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::EnlargeOutputRequestedRegion(
   DataObject *)
 {
   this->GetOutput()->SetRequestedRegion(this->GetOutput()->GetLargestPossibleRegion());
   this->GetLabelMap()->SetRequestedRegion(this->GetLabelMap()->GetLargestPossibleRegion());
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 cca::Engine &
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::AcquireEngine(BackendEnum backend)
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::AcquireEngine(BackendEnum backend)
 {
   if (backend == BackendEnum::Automatic)
   {
@@ -187,9 +187,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   return *m_Engine;
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 cca::LabelingRequest
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::MakeRequest(
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::MakeRequest(
   const RegionType & region) const
 {
   const InputImageType * input = this->GetInput();
@@ -227,9 +227,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   return request;
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::GenerateData()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::GenerateData()
 {
   m_ObjectCount = 0;
   m_ComponentFeatures.clear();
@@ -334,9 +334,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   }
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::StoreFeatures(
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::StoreFeatures(
   const cca::Engine &      engine,
   const RegionType &       region,
   const cca::LabelOutput & labels)
@@ -364,9 +364,55 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>
   }, nullptr);
 }
 
-template <typename TInputImage, typename TOutputImage, typename TMaskImage>
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+std::string
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
+  GetComponentFeatureTableColumnNames()
+{
+  std::string names = "Label NumberOfPixels PhysicalSize";
+  for (const char * attribute : { "Centroid", "BoundingBoxIndex", "BoundingBoxSize" })
+  {
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      names += std::string(" ") + attribute + "-" + std::to_string(d);
+    }
+  }
+  return names;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+vnl_matrix<double>
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
+  GetComponentFeatureTable() const
+{
+  const OutputImageType * output = this->GetOutput();
+  double                  pixelVolume = 1.0;
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    pixelVolume *= output->GetSpacing()[d];
+  }
+  vnl_matrix<double> table(m_ComponentFeatures.size(), 3 + 3 * ImageDimension);
+  for (std::size_t k = 0; k < m_ComponentFeatures.size(); ++k)
+  {
+    const ComponentFeatures & c = m_ComponentFeatures[k];
+    typename OutputImageType::PointType centroid;
+    output->TransformContinuousIndexToPhysicalPoint(c.Centroid, centroid);
+    table(k, 0) = static_cast<double>(c.Label);
+    table(k, 1) = static_cast<double>(c.NumberOfPixels);
+    table(k, 2) = static_cast<double>(c.NumberOfPixels) * pixelVolume;
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      table(k, 3 + d) = centroid[d];
+      table(k, 3 + ImageDimension + d) = static_cast<double>(c.BoundingBox.GetIndex(d));
+      table(k, 3 + 2 * ImageDimension + d) = static_cast<double>(c.BoundingBox.GetSize(d));
+    }
+  }
+  return table;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>::PrintSelf(std::ostream & os,
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::PrintSelf(std::ostream & os,
                                                                                            Indent         indent) const
 {
   Superclass::PrintSelf(os, indent);

@@ -1,6 +1,22 @@
 #!/usr/bin/env bash
 # Install what is missing, build, run the tests. Without a CUDA device the gpu-labelled tests are
-# reported as skipped (exit 77), not failed.
+# reported as skipped, not failed.
+#  1. standalone against Debian's ITK 5.2.1 (build/): the C++ tests;
+#  2. where the ITK 5.4.7 SDK is (../shared/itk-sdk, or ITK_SDK_DIR), also as an ITK external module with its
+#     Python wrapping (build-itk54/, against a fresh copy of the SDK at /tmp/itk-sdk): C++ and Python tests.
+#     CCA_SKIP_ITK_SDK=1 leaves this part out.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$jobs" "$@"
+
+sdk=${ITK_SDK_DIR:-$root/../shared/itk-sdk}
+if [ "${CCA_SKIP_ITK_SDK:-0}" != 1 ] && [ -x "$sdk/setup.sh" ]; then
+  echo "== External module against ITK 5.4.7 with Python wrapping ($sdk)"
+  cache=$("$sdk/setup.sh" --fresh)
+  build54=${BUILD_DIR_ITK54:-$root/build-itk54}
+  cmake -C "$cache" -S "$root" -B "$build54" -G Ninja -DBUILD_TESTING=ON ${CMAKE_ARGS:-}
+  cmake --build "$build54" -j"$jobs"
+  ctest --test-dir "$build54" --output-on-failure -j"$jobs" "$@"
+else
+  echo "== No ITK SDK at $sdk: the external-module and Python tests are not run"
+fi

@@ -57,7 +57,7 @@ CudaUnavailable(Backend backend)
   std::string reason;
   if (cca::GetCudaDeviceCount(&reason) == 0)
   {
-    std::cout << "SKIP: " << reason << std::endl;
+    std::cout << "CCA_TEST_SKIPPED: " << reason << std::endl;
     return true;
   }
   return false;
