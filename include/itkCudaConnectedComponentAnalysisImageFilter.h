@@ -32,6 +32,14 @@
 #include <string>
 #include <vector>
 
+// VerifyInputInformation() is const since ITK 5 (ITKv5_CONST, empty with ITKV4_COMPATIBILITY); ITK 6 drops
+// the macro and keeps the const.
+#ifdef ITKv5_CONST
+#  define CCA_ITKv5_CONST ITKv5_CONST
+#else
+#  define CCA_ITKv5_CONST const
+#endif
+
 namespace itk
 {
 
@@ -288,7 +296,7 @@ protected:
   /** Besides ITK's geometry checks, the mask must have the input's size (checked before the pipeline
    * asks the mask for the input's region, which would fail with a less helpful message). */
   void
-  VerifyInputInformation() ITKv5_CONST override;
+  VerifyInputInformation() CCA_ITKv5_CONST override;
 
   /** The whole input (and mask) is needed: components span the image. */
   void

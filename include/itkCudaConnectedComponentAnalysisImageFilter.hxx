@@ -59,7 +59,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 {
   // #0 "Primary" required, #1 "MaskImage" optional, as ConnectedComponentImageFilter
   Self::AddOptionalInputName("MaskImage", 1);
-  m_BackgroundValue = NumericTraits<OutputPixelType>::ZeroValue();
+  m_BackgroundValue = OutputPixelType{};
   // The LabelMap is a named output: output 0, the label image, stays the only indexed one.
   this->ProcessObject::SetOutput("LabelMap", this->MakeOutput("LabelMap"));
 }
@@ -101,7 +101,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::VerifyInputInformation()
-  ITKv5_CONST
+  CCA_ITKv5_CONST
 {
   Superclass::VerifyInputInformation();
   const InputImageType * input = this->GetInput();

@@ -24,10 +24,12 @@
 #include "itkShapeKeepNObjectsLabelMapFilter.h"
 #include "itkShapeOpeningLabelMapFilter.h"
 #include "itkShapeRelabelLabelMapFilter.h"
+#include "itkStatisticsLabelObject.h"
 
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#include <type_traits>
 
 namespace
 {
@@ -233,14 +235,23 @@ SameDownstream(typename TFilter::Pointer onOurs, typename TFilter::Pointer onITK
   return SameImage(a.GetPointer(), b.GetPointer(), what);
 }
 
-template <unsigned D>
+/** VStatisticsLabelMap: the filter's LabelMap is LabelMap<StatisticsLabelObject<unsigned long, D>> (its
+ * fourth template parameter; the type the Python wrapping uses) instead of the default
+ * LabelMap<ShapeLabelObject<label pixel type, D>>. */
+template <unsigned D, bool VStatisticsLabelMap>
 bool
 RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Size<D>> & sizes)
 {
   using InputImageType = Image<unsigned char, D>;
   using LabelImageType = Image<unsigned int, D>;
-  using FilterType = CudaConnectedComponentAnalysisImageFilter<InputImageType, LabelImageType>;
-  using LabelMapType = typename FilterType::LabelMapType;
+  using DefaultFilterType = CudaConnectedComponentAnalysisImageFilter<InputImageType, LabelImageType>;
+  using LabelMapType = std::conditional_t<VStatisticsLabelMap,
+                                          LabelMap<StatisticsLabelObject<SizeValueType, D>>,
+                                          typename DefaultFilterType::LabelMapType>;
+  using FilterType = CudaConnectedComponentAnalysisImageFilter<InputImageType, LabelImageType, InputImageType, LabelMapType>;
+  static_assert(VStatisticsLabelMap ||
+                  std::is_same<LabelMapType, LabelMap<ShapeLabelObject<unsigned int, D>>>::value,
+                "the default LabelMap type is LabelMap<ShapeLabelObject<label pixel type, D>>");
 
   // anisotropic spacing, non-zero origin, rotated direction (about z by 30°, then about x by 20° in 3D)
   typename InputImageType::SpacingType   spacing;
@@ -379,7 +390,7 @@ itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
 {
   if (argc < 5)
   {
-    std::cerr << "Usage: " << argv[0] << " backend fullyConnected dimension extras" << std::endl;
+    std::cerr << "Usage: " << argv[0] << " backend fullyConnected dimension extras [statistics]" << std::endl;
     return EXIT_FAILURE;
   }
   const Backend backend = ParseBackend(argv[1]);
@@ -390,16 +401,19 @@ itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
   const bool     fully = std::stoi(argv[2]) != 0;
   const unsigned dimension = std::stoul(argv[3]);
   const bool     extras = std::stoi(argv[4]) != 0;
+  const bool     statistics = argc > 5 && std::string(argv[5]) == "statistics";
   bool           ok = false;
   if (dimension == 2)
   {
     using S = Size<2>;
-    ok = RunSweep<2>(backend, fully, extras, { S{ { 1, 1 } }, S{ { 1, 40 } }, S{ { 40, 1 } }, S{ { 31, 33 } }, S{ { 157, 93 } } });
+    const std::vector<S> sizes{ S{ { 1, 1 } }, S{ { 1, 40 } }, S{ { 40, 1 } }, S{ { 31, 33 } }, S{ { 157, 93 } } };
+    ok = statistics ? RunSweep<2, true>(backend, fully, extras, sizes) : RunSweep<2, false>(backend, fully, extras, sizes);
   }
   else
   {
     using S = Size<3>;
-    ok = RunSweep<3>(backend, fully, extras, { S{ { 1, 1, 1 } }, S{ { 1, 1, 9 } }, S{ { 17, 9, 5 } }, S{ { 33, 31, 29 } } });
+    const std::vector<S> sizes{ S{ { 1, 1, 1 } }, S{ { 1, 1, 9 } }, S{ { 17, 9, 5 } }, S{ { 33, 31, 29 } } };
+    ok = statistics ? RunSweep<3, true>(backend, fully, extras, sizes) : RunSweep<3, false>(backend, fully, extras, sizes);
   }
   std::cout << (ok ? "LabelMap identical to ITK's" : "MISMATCH") << std::endl;
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
