@@ -52,15 +52,6 @@ LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel,
   }
 }
 
-/** Overlap length of [a0, a1) and [b0, b1) (signed coordinates: the shifted intervals may start at -1). */
-__device__ __forceinline__ long long
-Overlap(long long a0, long long a1, long long b0, long long b1)
-{
-  const long long lo = a0 > b0 ? a0 : b0;
-  const long long hi = a1 < b1 ? a1 : b1;
-  return hi > lo ? hi - lo : 0;
-}
-
 /** Perimeter intercepts (ITK's ShapeLabelMapFilter::ComputePerimeter): per run, its two x-neighbours
  * and, for every neighbour row, the pixels whose vertical and diagonal neighbours are not in the same
  * component, found by walking that row's runs of the same label. Runs of a row are contiguous ids
@@ -130,9 +121,9 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel,
                 continue;
               }
               const long long b0 = runBegin[m], b1 = runEnd[m];
-              same += Overlap(x0, x1, b0, b1);
-              sameLeft += Overlap(x0 - 1, x1 - 1, b0, b1);  // neighbours at x - 1
-              sameRight += Overlap(x0 + 1, x1 + 1, b0, b1); // neighbours at x + 1
+              same += runmath::Overlap(x0, x1, b0, b1);
+              sameLeft += runmath::Overlap(x0 - 1, x1 - 1, b0, b1);  // neighbours at x - 1
+              sameRight += runmath::Overlap(x0 + 1, x1 + 1, b0, b1); // neighbours at x + 1
             }
           }
           c.sum[vertical] += static_cast<unsigned long long>(length - same);

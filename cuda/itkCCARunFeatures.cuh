@@ -7,6 +7,7 @@
 #define itkCCARunFeatures_cuh
 
 #include "itkCCADeviceGeometry.cuh"
+#include "itkCCARunMath.h"
 
 namespace itk
 {
@@ -141,63 +142,45 @@ ReducePeers(std::uint32_t peers, TValue & value)
   return leader;
 }
 
-/** Σ of x^2 over [x0, x0 + length): length·x0² + x0·length(length−1) + (length−1)length(2length−1)/6. */
-__device__ __forceinline__ unsigned long long
-SumOfSquares(unsigned long long x0, unsigned long long length)
-{
-  const unsigned long long l1 = length - 1u;
-  // length(length−1)(2length−1) is divisible by 6; divide the factors that carry 2 and 3 first.
-  unsigned long long a = length, b = l1, c = 2u * length - 1u;
-  if (a % 2u == 0) a /= 2u; else b /= 2u;
-  if (a % 3u == 0) a /= 3u; else if (b % 3u == 0) b /= 3u; else c /= 3u;
-  return length * x0 * x0 + x0 * length * l1 + a * b * c;
-}
-
 /** The contribution of run [x0, x1) of row `row`: the first NumSums sums (SumProducts0 for the basic
- * features, SumIntercepts0 with the shape sums) and its bounding box. */
+ * features, SumIntercepts0 with the shape sums) and its bounding box. The per-run formulas are the CPU
+ * engine's, from itkCCARunMath.h. */
 template <bool WithShape, int NumSums = (WithShape ? SumIntercepts0 : SumProducts0)>
 __device__ __forceinline__ RunContribution<NumSums>
 MakeRunContribution(unsigned long long x0, unsigned long long x1, std::uint32_t row, const DeviceGeometry & g)
 {
   RunContribution<NumSums> c;
-  const unsigned long long length = x1 - x0;
-  const unsigned long long y = row % g.height;
-  const unsigned long long z = row / g.height;
-  // Σx over [x0, x1): (x0 + x1 - 1) * length / 2, halving the even factor first to stay in 64 bits.
-  const unsigned long long sumX = (length % 2u == 0) ? (length / 2u) * (x0 + x1 - 1u) : length * ((x0 + x1 - 1u) / 2u);
+  const std::uint64_t length = x1 - x0;
+  const std::uint64_t y = row % g.height;
+  const std::uint64_t z = row / g.height;
+  const std::uint64_t sumX = runmath::SumOfRange(x0, x1);
+  std::uint64_t       indexSums[3];
+  runmath::RunIndexSums(sumX, length, y, z, indexSums);
   c.sum[SumPixels] = length;
-  c.sum[SumIndex0 + 0] = sumX;
-  c.sum[SumIndex0 + 1] = y * length;
-  c.sum[SumIndex0 + 2] = z * length;
+#pragma unroll
+  for (int d = 0; d < 3; ++d)
+  {
+    c.sum[SumIndex0 + d] = indexSums[d];
+  }
   c.boundingBoxMin[0] = static_cast<std::uint32_t>(x0);
   c.boundingBoxMax[0] = static_cast<std::uint32_t>(x1 - 1u);
   c.boundingBoxMin[1] = c.boundingBoxMax[1] = static_cast<std::uint32_t>(y);
   c.boundingBoxMin[2] = c.boundingBoxMax[2] = static_cast<std::uint32_t>(z);
   if constexpr (WithShape)
   {
-    c.sum[SumProducts0 + 0] = SumOfSquares(x0, length);
-    c.sum[SumProducts0 + 1] = length * y * y;
-    c.sum[SumProducts0 + 2] = length * z * z;
-    c.sum[SumProducts0 + 3] = y * sumX;
-    c.sum[SumProducts0 + 4] = z * sumX;
-    c.sum[SumProducts0 + 5] = length * y * z;
-    // Border: a line on a y/z border lies there entirely, else only its end pixels can.
+    std::uint64_t products[6];
+    runmath::RunIndexProductSums(x0, x1, sumX, y, z, products);
+#pragma unroll
+    for (int i = 0; i < 6; ++i)
+    {
+      c.sum[SumProducts0 + i] = products[i];
+    }
     const bool yBorder = g.dimension > 1 && (y == 0 || y + 1 == g.height);
     const bool zBorder = g.dimension > 2 && (z == 0 || z + 1 == g.depth);
-    const bool startsOnBorder = x0 == 0;
-    const bool endsOnBorder = x1 == g.width;
-    if (yBorder || zBorder)
-    {
-      c.sum[SumBorderPixels] = length;
-    }
-    else
-    {
-      c.sum[SumBorderPixels] =
-        (startsOnBorder ? 1u : 0u) + ((endsOnBorder && (!startsOnBorder || length > 1)) ? 1u : 0u);
-    }
-    c.sum[SumBorderFaces0 + 0] = (startsOnBorder ? 1u : 0u) + (endsOnBorder ? 1u : 0u);
-    c.sum[SumBorderFaces0 + 1] = g.dimension > 1 ? length * ((y == 0 ? 1u : 0u) + (y + 1 == g.height ? 1u : 0u)) : 0u;
-    c.sum[SumBorderFaces0 + 2] = g.dimension > 2 ? length * ((z == 0 ? 1u : 0u) + (z + 1 == g.depth ? 1u : 0u)) : 0u;
+    c.sum[SumBorderPixels] = runmath::RunPixelsOnBorder(x0, x1, g.width, yBorder || zBorder);
+    c.sum[SumBorderFaces0 + 0] = runmath::RunXBorderFaces(x0, x1, g.width);
+    c.sum[SumBorderFaces0 + 1] = g.dimension > 1 ? runmath::RunRowBorderFaces(length, y, g.height) : 0u;
+    c.sum[SumBorderFaces0 + 2] = g.dimension > 2 ? runmath::RunRowBorderFaces(length, z, g.depth) : 0u;
   }
   return c;
 }

@@ -24,6 +24,7 @@
  *=========================================================================*/
 #include "itkCCAEngine.h"
 #include "itkCCAParallelFor.h"
+#include "itkCCARunMath.h"
 
 #include <algorithm>
 #include <atomic>
@@ -386,16 +387,6 @@ PrecedingNeighborRows(std::uint64_t row,
   return count;
 }
 
-/** Sum of x over [begin, end), halving whichever factor is even so that no intermediate product
- * exceeds the result. */
-inline std::uint64_t
-SumOfRange(std::uint64_t begin, std::uint64_t end)
-{
-  const std::uint64_t length = end - begin;
-  const std::uint64_t firstPlusLast = begin + end - 1;
-  return (length % 2 == 0) ? (length / 2) * firstPlusLast : length * (firstPlusLast / 2);
-}
-
 /** Adds the run [begin, end) of row (y, z) to `features`. */
 inline void
 AddRun(ComponentFeatures & features, const Run & run, std::uint64_t y, std::uint64_t z)
@@ -416,44 +407,12 @@ AddRun(ComponentFeatures & features, const Run & run, std::uint64_t y, std::uint
     features.boundingBoxMax[2] = std::max(features.boundingBoxMax[2], z);
   }
   features.numberOfPixels += length;
-  features.indexSum[0] += SumOfRange(run.begin, run.end);
-  features.indexSum[1] += y * length;
-  features.indexSum[2] += z * length;
-}
-
-/** Sum of x * x over [begin, end): L x0^2 + x0 L (L - 1) + (L - 1) L (2L - 1) / 6 for L = end - begin
- * and x0 = begin. The division by 6 is done on the factors, which it divides exactly, so that the
- * rest is wrapping 64-bit arithmetic: each term is exact modulo 2^64, and so is the sum, which is
- * therefore exact whenever it fits in 64 bits. */
-inline std::uint64_t
-SumOfSquaresOfRange(std::uint64_t begin, std::uint64_t end)
-{
-  const std::uint64_t length = end - begin;
-  std::uint64_t       a = length - 1;
-  std::uint64_t       b = length;
-  std::uint64_t       c = 2 * length - 1;
-  if (a % 2 == 0)
+  std::uint64_t sums[3];
+  runmath::RunIndexSums(runmath::SumOfRange(run.begin, run.end), length, y, z, sums);
+  for (unsigned d = 0; d < MaxDimension; ++d)
   {
-    a /= 2;
+    features.indexSum[d] += sums[d];
   }
-  else
-  {
-    b /= 2;
-  }
-  // One of L - 1, L and 2L - 1 is a multiple of 3 (and stays one after the halving above).
-  if (a % 3 == 0)
-  {
-    a /= 3;
-  }
-  else if (b % 3 == 0)
-  {
-    b /= 3;
-  }
-  else
-  {
-    c /= 3;
-  }
-  return length * begin * begin + begin * length * (length - 1) + a * b * c;
 }
 
 /** What the shape sums need to know about a row (y, z) besides the run's x range. */
@@ -490,39 +449,18 @@ inline void
 AddShapeSums(ComponentFeatures & features, const Run & run, const RowShape & row)
 {
   const std::uint64_t length = run.end - run.begin;
-  const std::uint64_t sumX = SumOfRange(run.begin, run.end);
-  features.indexProductSum[0] += SumOfSquaresOfRange(run.begin, run.end);
-  features.indexProductSum[1] += length * row.y * row.y;
-  features.indexProductSum[2] += length * row.z * row.z;
-  features.indexProductSum[3] += row.y * sumX;
-  features.indexProductSum[4] += row.z * sumX;
-  features.indexProductSum[5] += length * row.y * row.z;
-
-  const std::uint64_t atFirst = static_cast<std::uint64_t>(run.begin == 0);
-  const std::uint64_t atLast = static_cast<std::uint64_t>(run.end == row.rowLength);
-  if (row.onBorder)
+  std::uint64_t       products[6];
+  runmath::RunIndexProductSums(run.begin, run.end, runmath::SumOfRange(run.begin, run.end), row.y, row.z, products);
+  for (std::size_t i = 0; i < features.indexProductSum.size(); ++i)
   {
-    features.numberOfPixelsOnBorder += length;
+    features.indexProductSum[i] += products[i];
   }
-  else
-  {
-    // a single pixel at both ends of the row counts once
-    features.numberOfPixelsOnBorder += atFirst + atLast - (atFirst & atLast & static_cast<std::uint64_t>(length == 1));
-  }
-  features.borderFaces[0] += atFirst + atLast;
+  features.numberOfPixelsOnBorder += runmath::RunPixelsOnBorder(run.begin, run.end, row.rowLength, row.onBorder);
+  features.borderFaces[0] += runmath::RunXBorderFaces(run.begin, run.end, row.rowLength);
   for (unsigned d = 1; d < row.dimension; ++d)
   {
     features.borderFaces[d] += length * row.borderSides[d];
   }
-}
-
-/** Length of the intersection of [a0, a1) and [b0, b1). */
-inline std::uint64_t
-Overlap(std::uint64_t a0, std::uint64_t a1, std::uint64_t b0, std::uint64_t b1)
-{
-  const std::uint64_t lo = std::max(a0, b0);
-  const std::uint64_t hi = std::min(a1, b1);
-  return hi > lo ? hi - lo : 0;
 }
 
 /** A row adjacent to the row being measured, for the perimeter intercepts: its runs (none when it
@@ -575,9 +513,9 @@ AddIntercepts(ComponentFeatures &   features,
         continue;
       }
       const Run & other = neighborRuns[n];
-      straight += Overlap(run.begin, run.end, other.begin, other.end);
-      diagonal += Overlap(run.begin, run.end, other.begin + 1, other.end + 1) +
-                  Overlap(run.begin + 1, run.end + 1, other.begin, other.end);
+      straight += runmath::Overlap(run.begin, run.end, other.begin, other.end);
+      diagonal += runmath::Overlap(run.begin, run.end, other.begin + 1, other.end + 1) +
+                  runmath::Overlap(run.begin + 1, run.end + 1, other.begin, other.end);
     }
     features.intercepts[neighbor.straightClass] += length - straight;
     features.intercepts[neighbor.diagonalClass] += 2 * length - diagonal;
