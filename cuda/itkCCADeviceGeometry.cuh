@@ -1,11 +1,26 @@
 /*=========================================================================
- *  Image geometry as the kernels see it, and the bit-level helpers that every FLSL kernel shares.
  *
- *  The foreground is kept as a bitmask: one 32-bit word per 32 pixels of a row, rows padded to a
- *  whole number of words with zero bits, so that a run never continues across a row's end. Runs are
- *  numbered globally in raster order: a run's id is the number of run starts before it, which is
- *  the exclusive prefix sum of the per-word start counts plus the start's rank inside its word.
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Image geometry as the kernels see it, and the bit-level helpers that every FLSL kernel shares.
+//
+// The foreground is kept as a bitmask: one 32-bit word per 32 pixels of a row, rows padded to a
+// whole number of words with zero bits, so that a run never continues across a row's end. Runs are
+// numbered globally in raster order: a run's id is the number of run starts before it, which is
+// the exclusive prefix sum of the per-word start counts plus the start's rank inside its word.
 #ifndef itkCCADeviceGeometry_cuh
 #define itkCCADeviceGeometry_cuh
 
@@ -46,7 +61,7 @@ MaskBelow(unsigned b)
   return (1u << b) - 1u;
 }
 
-/** One word of a row's foreground bits with the neighbouring pixels just outside it (0 beyond the row). */
+/** One word of a row's foreground bits with the neighboring pixels just outside it (0 beyond the row). */
 struct RowWord
 {
   std::uint32_t bits;

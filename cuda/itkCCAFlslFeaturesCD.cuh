@@ -1,9 +1,24 @@
 /*=========================================================================
- *  FLSL+CD (the default): per-component features voted with conflict detection (Lemaitre et al.
- *  2021, Alg. 3). Each run votes its closed-form contribution; lanes of a warp voting for the same
- *  component are grouped with __match_any_sync and reduced with shuffles, so one atomic per component
- *  per warp reaches memory instead of one per run. The perimeter intercepts are voted the same way.
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// FLSL+CD (the default): per-component features voted with conflict detection (Lemaitre et al.
+// 2021, Alg. 3). Each run votes its closed-form contribution; lanes of a warp voting for the same
+// component are grouped with __match_any_sync and reduced with shuffles, so one atomic per component
+// per warp reaches memory instead of one per run. The perimeter intercepts are voted the same way.
 #ifndef itkCCAFlslFeaturesCD_cuh
 #define itkCCAFlslFeaturesCD_cuh
 
@@ -52,8 +67,8 @@ LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel,
   }
 }
 
-/** Perimeter intercepts (ITK's ShapeLabelMapFilter::ComputePerimeter): per run, its two x-neighbours
- * and, for every neighbour row, the pixels whose vertical and diagonal neighbours are not in the same
+/** Perimeter intercepts (ITK's ShapeLabelMapFilter::ComputePerimeter): per run, its two x-neighbors
+ * and, for every neighbor row, the pixels whose vertical and diagonal neighbors are not in the same
  * component, found by walking that row's runs of the same label. Runs of a row are contiguous ids
  * sorted by x, so the first candidate is found by binary search. Needs the labels (run it after
  * LabelRunsAndVoteFeaturesKernel). */
@@ -83,7 +98,7 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel,
       const std::uint32_t row = runRow[run];
       const int           y = static_cast<int>(row % g.height);
       const int           z = static_cast<int>(row / g.height);
-      c.sum[0] = 2; // the run's two x-neighbours are outside it
+      c.sum[0] = 2; // the run's two x-neighbors are outside it
       const int dzMax = g.dimension > 2 ? 1 : 0;
       const int dyMax = g.dimension > 1 ? 1 : 0;
       for (int dz = -dzMax; dz <= dzMax; ++dz)
@@ -94,7 +109,7 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel,
           {
             continue;
           }
-          // direction classes of the vertical (0,|dy|,|dz|) and diagonal (1,|dy|,|dz|) neighbours
+          // direction classes of the vertical (0,|dy|,|dz|) and diagonal (1,|dy|,|dz|) neighbors
           const int vertical = (dy != 0 && dz != 0) ? 5 : (dy != 0 ? 1 : 2);
           const int diagonal = (dy != 0 && dz != 0) ? 6 : (dy != 0 ? 3 : 4);
           long long same = 0, sameLeft = 0, sameRight = 0;
@@ -122,8 +137,8 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel,
               }
               const long long b0 = runBegin[m], b1 = runEnd[m];
               same += runmath::Overlap(x0, x1, b0, b1);
-              sameLeft += runmath::Overlap(x0 - 1, x1 - 1, b0, b1);  // neighbours at x - 1
-              sameRight += runmath::Overlap(x0 + 1, x1 + 1, b0, b1); // neighbours at x + 1
+              sameLeft += runmath::Overlap(x0 - 1, x1 - 1, b0, b1);  // neighbors at x - 1
+              sameRight += runmath::Overlap(x0 + 1, x1 + 1, b0, b1); // neighbors at x + 1
             }
           }
           c.sum[vertical] += static_cast<unsigned long long>(length - same);

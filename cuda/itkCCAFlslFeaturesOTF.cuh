@@ -1,13 +1,28 @@
 /*=========================================================================
- *  FLSL+OTF (Lemaitre et al. 2021, §3.2, Alg. 2): every run starts with its own features at its own
- *  index; whenever the union-find links a root under another, the linked root's features are moved to
- *  the new root (atomicExch out, atomic add/min/max in). As in Alg. 2, the thread that moved features
- *  then follows its destination to the current root and moves them again while the destination has
- *  stopped being a root meanwhile, so that when the merge kernel ends every component's features sit at
- *  its root; one pass then copies them into label order while it labels the runs. Only the fields of
- *  the image's dimension move (a 2D image has no z sums or z extent to carry). Kept for the paper's
- *  comparison; FLSL+CD is the default.
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// FLSL+OTF (Lemaitre et al. 2021, §3.2, Alg. 2): every run starts with its own features at its own
+// index; whenever the union-find links a root under another, the linked root's features are moved to
+// the new root (atomicExch out, atomic add/min/max in). As in Alg. 2, the thread that moved features
+// then follows its destination to the current root and moves them again while the destination has
+// stopped being a root meanwhile, so that when the merge kernel ends every component's features sit at
+// its root; one pass then copies them into label order while it labels the runs. Only the fields of
+// the image's dimension move (a 2D image has no z sums or z extent to carry). Kept for the paper's
+// comparison; FLSL+CD is the default.
 #ifndef itkCCAFlslFeaturesOTF_cuh
 #define itkCCAFlslFeaturesOTF_cuh
 

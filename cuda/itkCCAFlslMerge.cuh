@@ -1,15 +1,30 @@
 /*=========================================================================
- *  Merging runs of neighbouring rows, word by word on the foreground bitmask.
  *
- *  For a row and one of its preceding neighbour rows, every pair of touching runs is found at exactly
- *  one pixel x of the current row, so each pair is united once:
- *   - overlapping runs (both connectivities): x is their first common pixel, i.e. both rows are
- *     foreground at x and one of the two runs starts there;
- *   - with full connectivity, runs that only touch diagonally: the current run ends at x and the
- *     neighbour run starts at x+1, or the neighbour run ends at x-1 and the current run starts at x.
- *  Neighbour rows (dy, dz) are the half neighbourhood: 2D (-1,0); 3D adds (0,-1), and with full
- *  connectivity (-1,-1) and (+1,-1).
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Merging runs of neighboring rows, word by word on the foreground bitmask.
+//
+// For a row and one of its preceding neighbor rows, every pair of touching runs is found at exactly
+// one pixel x of the current row, so each pair is united once:
+//  - overlapping runs (both connectivities): x is their first common pixel, i.e. both rows are
+//    foreground at x and one of the two runs starts there;
+//  - with full connectivity, runs that only touch diagonally: the current run ends at x and the
+//    neighbor run starts at x+1, or the neighbor run ends at x-1 and the current run starts at x.
+// Neighbor rows (dy, dz) are the half neighborhood: 2D (-1,0); 3D adds (0,-1), and with full
+// connectivity (-1,-1) and (+1,-1).
 #ifndef itkCCAFlslMerge_cuh
 #define itkCCAFlslMerge_cuh
 
@@ -23,7 +38,7 @@ namespace cca
 namespace cuda
 {
 
-struct NeighbourRows
+struct NeighborRows
 {
   int  count;
   int  dy[4];
@@ -48,7 +63,7 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits,
                 const std::uint32_t * __restrict__ firstRun,
                 std::uint32_t * parent,
                 DeviceGeometry  g,
-                NeighbourRows   neighbours,
+                NeighborRows   neighbors,
                 TUnite          unite)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
@@ -66,10 +81,10 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits,
     const int           y = static_cast<int>(row % g.height);
     const int           z = static_cast<int>(row / g.height);
 
-    for (int n = 0; n < neighbours.count; ++n)
+    for (int n = 0; n < neighbors.count; ++n)
     {
-      const int ny = y + neighbours.dy[n];
-      const int nz = z + neighbours.dz[n];
+      const int ny = y + neighbors.dy[n];
+      const int nz = z + neighbors.dz[n];
       if (ny < 0 || ny >= static_cast<int>(g.height) || nz < 0)
       {
         continue;
@@ -77,7 +92,7 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits,
       const std::uint32_t nWord =
         (static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow;
       const RowWord nbr = LoadRowWord(bits, nWord, wordInRow, g.wordsPerRow);
-      if ((nbr.bits | (neighbours.fullyConnected ? (nbr.prevBit | (nbr.nextBit << 31)) : 0u)) == 0)
+      if ((nbr.bits | (neighbors.fullyConnected ? (nbr.prevBit | (nbr.nextBit << 31)) : 0u)) == 0)
       {
         continue;
       }
@@ -89,16 +104,16 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits,
         const unsigned b = __ffs(overlap) - 1u;
         unite(parent, RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
       }
-      if (neighbours.fullyConnected)
+      if (neighbors.fullyConnected)
       {
-        // current run ends at x, neighbour run starts at x+1: that run is the next one after all
-        // neighbour starts at or before x.
+        // current run ends at x, neighbor run starts at x+1: that run is the next one after all
+        // neighbor starts at or before x.
         for (std::uint32_t diag = cur.Ends() & ~nbr.bits & nbr.ShiftedLeft(); diag != 0; diag &= diag - 1u)
         {
           const unsigned b = __ffs(diag) - 1u;
           unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskUpTo(b)));
         }
-        // neighbour run ends at x-1, current run starts at x: the neighbour run holding x-1 is the
+        // neighbor run ends at x-1, current run starts at x: the neighbor run holding x-1 is the
         // last one started before x.
         for (std::uint32_t diag = curStarts & ~nbr.bits & nbr.ShiftedRight(); diag != 0; diag &= diag - 1u)
         {

@@ -1,10 +1,25 @@
 /*=========================================================================
- *  FLSL segment detection (Lemaitre et al. 2021, Alg. 1), split in three light passes:
- *   1. foreground bits: one warp per 32 pixels, the foreground test fused into the load, __ballot_sync;
- *   2. run starts counted per word (edges = bits ^ funnel-shifted bits), then a prefix scan (cub);
- *   3. run boundaries compress-stored: the rank of each edge inside its word (__popc) plus the scan
- *      gives the run's global id, so runs are dense and in raster order (full runs, not sub-runs).
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// FLSL segment detection (Lemaitre et al. 2021, Alg. 1), split in three light passes:
+//  1. foreground bits: one warp per 32 pixels, the foreground test fused into the load, __ballot_sync;
+//  2. run starts counted per word (edges = bits ^ funnel-shifted bits), then a prefix scan (cub);
+//  3. run boundaries compress-stored: the rank of each edge inside its word (__popc) plus the scan
+//     gives the run's global id, so runs are dense and in raster order (full runs, not sub-runs).
 #ifndef itkCCAFlslSegments_cuh
 #define itkCCAFlslSegments_cuh
 

@@ -1,9 +1,24 @@
 /*=========================================================================
- *  Consecutive raster-order labels from the union-find forest. After the merge every run's root is its
- *  component's first run in raster order (smallest-index roots). Flattening marks the roots; an
- *  exclusive scan of the marks numbers the components 0..K-1 in raster order of their first pixel,
- *  which is ITK's numbering.
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Consecutive raster-order labels from the union-find forest. After the merge every run's root is its
+// component's first run in raster order (smallest-index roots). Flattening marks the roots; an
+// exclusive scan of the marks numbers the components 0..K-1 in raster order of their first pixel,
+// which is ITK's numbering.
 #ifndef itkCCARelabel_cuh
 #define itkCCARelabel_cuh
 

@@ -1,9 +1,24 @@
 /*=========================================================================
- *  Lock-free union-find over runs (Komura; Playne & Hawick): a root always links under the smaller
- *  root with atomicMin, so every tree's root is its smallest run id -- the component's first run in
- *  raster order. That is what makes consecutive raster-order labels (ITK's numbering) a prefix scan
- *  over roots.
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Lock-free union-find over runs (Komura; Playne & Hawick): a root always links under the smaller
+// root with atomicMin, so every tree's root is its smallest run id -- the component's first run in
+// raster order. That is what makes consecutive raster-order labels (ITK's numbering) a prefix scan
+// over roots.
 #ifndef itkCCAUnionFind_cuh
 #define itkCCAUnionFind_cuh
 

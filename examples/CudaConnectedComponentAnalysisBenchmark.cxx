@@ -1,24 +1,39 @@
 /*=========================================================================
- *  Throughput benchmark, the method of Lemaitre et al. 2021 (ICASSP) §4: square MT19937 random images
- *  (default 8192^2) of density 0..100 % in 10 % steps at granularity g in {1, 4, 16}, plus the all-ones
- *  image; Gpix/s = pixels / time, averaged over the densities of each g. Modes, side by side in one run:
- *   a  CUDA, device-resident: labeling + features, features left on the device (CUDA events); FLSL+CD,
- *      and with --variants 1 also naive (a-naive), FLSL (a-flsl) and FLSL+OTF (a-otf)
- *   b  CUDA, device-resident: a + the label image written on the device (CUDA events)
- *   c  CUDA end to end through the ITK filter: host image in, label image + LabelMap out (wall clock)
- *   d  ITK's CPU pipeline: ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (defaults,
- *      all threads), and d0 ConnectedComponentImageFilter alone (wall clock)
- *   e  our CPU engine through the ITK filter, label image + LabelMap out (wall clock)
- *   t  host<->device copy rates (GB/s) of an image-sized label buffer: pinned (the PCIe ceiling),
- *      pageable, and the engine's staged path from and to an ordinary host buffer
- *   s  where the filter's time goes (engine, label image, runs, LabelMap build) on a g=4 d=50 % image
- *      and on a 2-component image, for each engine that can run
- *  Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
  *
- *  Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
- *           [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones] [--densities 0.1,0.5,...]
- *           [--modes abcdets] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Throughput benchmark, the method of Lemaitre et al. 2021 (ICASSP) §4: square MT19937 random images
+// (default 8192^2) of density 0..100 % in 10 % steps at granularity g in {1, 4, 16}, plus the all-ones
+// image; Gpix/s = pixels / time, averaged over the densities of each g. Modes, side by side in one run:
+//  a  CUDA, device-resident: labeling + features, features left on the device (CUDA events); FLSL+CD,
+//     and with --variants 1 also naive (a-naive), FLSL (a-flsl) and FLSL+OTF (a-otf)
+//  b  CUDA, device-resident: a + the label image written on the device (CUDA events)
+//  c  CUDA end to end through the ITK filter: host image in, label image + LabelMap out (wall clock)
+//  d  ITK's CPU pipeline: ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (defaults,
+//     all threads), and d0 ConnectedComponentImageFilter alone (wall clock)
+//  e  our CPU engine through the ITK filter, label image + LabelMap out (wall clock)
+//  t  host<->device copy rates (GB/s) of an image-sized label buffer: pinned (the PCIe ceiling),
+//     pageable, and the engine's staged path from and to an ordinary host buffer
+//  s  where the filter's time goes (engine, label image, runs, LabelMap build) on a g=4 d=50 % image
+//     and on a 2-component image, for each engine that can run
+// Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
+//
+// Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
+//          [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones] [--densities 0.1,0.5,...]
+//          [--modes abcdets] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
 #include "itkCCABenchmark.h"
 #include "itkConnectedComponentImageFilter.h"
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"

@@ -1,11 +1,26 @@
 /*=========================================================================
- *  Labels the components of an image and prints their count, bounding box and centroid, and shape
- *  attributes from the filter's LabelMap (physical size, perimeter, roundness, elongation).
  *
- *  Usage: CudaConnectedComponentAnalysisExample input [threshold] [--fully] [--backend auto|cuda|cpu]
- *  Pixels >= threshold are objects (default 1: any positive pixel); the bundled sample is the CT
- *  slice test/Data/Input/CTSlice.mha in Hounsfield units, where 250 keeps bone.
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Labels the components of an image and prints their count, bounding box and centroid, and shape
+// attributes from the filter's LabelMap (physical size, perimeter, roundness, elongation).
+//
+// Usage: CudaConnectedComponentAnalysisExample input [threshold] [--fully] [--backend auto|cuda|cpu]
+// Pixels >= threshold are objects (default 1: any positive pixel); the bundled sample is the CT
+// slice test/Data/Input/CTSlice.mha in Hounsfield units, where 250 keeps bone.
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
 #include "itkImageFileReader.h"

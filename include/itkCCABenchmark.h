@@ -1,8 +1,23 @@
 /*=========================================================================
- *  Device-resident timing of the CUDA engine, for examples/CudaConnectedComponentAnalysisBenchmark:
- *  the image is uploaded once, then each run is timed with CUDA events around the on-device work
- *  only (the paper's method). ITK-free; throws EngineUnavailable in a build without CUDA.
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Device-resident timing of the CUDA engine, for examples/CudaConnectedComponentAnalysisBenchmark:
+// the image is uploaded once, then each run is timed with CUDA events around the on-device work
+// only (the paper's method). ITK-free; throws EngineUnavailable in a build without CUDA.
 #ifndef itkCCABenchmark_h
 #define itkCCABenchmark_h
 

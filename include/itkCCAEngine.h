@@ -1,12 +1,25 @@
 /*=========================================================================
  *
- *  Engine interface of itk::CudaConnectedComponentAnalysisImageFilter.
+ *  Copyright NumFOCUS
  *
- *  This header is deliberately free of ITK and CUDA includes: the CUDA
- *  engine (cuda/) and the CPU engine (src/) implement it, the filter
- *  (include/itkCudaConnectedComponentAnalysisImageFilter.h) drives it.
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
  *
  *=========================================================================*/
+// Engine interface of itk::CudaConnectedComponentAnalysisImageFilter.
+//
+// This header is deliberately free of ITK and CUDA includes: the CUDA
+// engine (cuda/) and the CPU engine (src/) implement it, the filter
+// (include/itkCudaConnectedComponentAnalysisImageFilter.h) drives it.
 #ifndef itkCCAEngine_h
 #define itkCCAEngine_h
 
@@ -135,6 +148,13 @@ struct LabelingRequest
   }
 };
 
+/** Checks what every engine needs of a request: a dimension of 1 to 3, no empty side, size 1 along unused
+ * dimensions, an input buffer; throws EngineError with one set of messages for both engines. Images of
+ * `maxPixels` pixels or more throw EngineUnavailable, naming `indexType` (the engine's index type): the
+ * automatic backend then falls back to the CPU engine. */
+CudaConnectedComponentAnalysis_EXPORT void
+ValidateRequest(const LabelingRequest & request, std::uint64_t maxPixels, const char * indexType);
+
 /** How labels are written: value(k) of the k-th component (0-based, raster order of first pixel)
  * is k, plus one from `skipValue` on, which is how ITK steps over the background value. */
 struct LabelOutput
@@ -178,8 +198,8 @@ struct ComponentFeatures
   /** Per dimension d: pixel faces perpendicular to d lying on the image border (both sides). */
   std::array<std::uint64_t, MaxDimension> borderFaces{ { 0, 0, 0 } };
   /** Perimeter intercepts, ITK's ShapeLabelMapFilter::ComputePerimeter: for direction class k, the
-   * number of (pixel, offset) pairs, offset among the 3^D-1 neighbours with |offset| = k, whose
-   * neighbour is not in the component (other labels, background and outside the image alike).
+   * number of (pixel, offset) pairs, offset among the 3^D-1 neighbors with |offset| = k, whose
+   * neighbor is not in the component (other labels, background and outside the image alike).
    * k in order: (1,0,0) (0,1,0) (0,0,1) (1,1,0) (1,0,1) (0,1,1) (1,1,1); 2D uses 0, 1 and 3. */
   std::array<std::uint64_t, 7> intercepts{ { 0, 0, 0, 0, 0, 0, 0 } };
 

@@ -354,7 +354,7 @@ private:
   }
 
   /** ShapeLabelMapFilter::ComputeFeretDiameter: the largest distance (index differences times spacing,
-   * as ITK) between boundary pixels, those with a neighbour (3^D − 1 offsets) outside the object or the
+   * as ITK) between boundary pixels, those with a neighbor (3^D − 1 offsets) outside the object or the
    * image. Membership is looked up in the object's own lines, grouped by row. */
   static double
   FeretDiameter(const LabelObjectType * object, const Geometry & geometry)
@@ -391,16 +391,16 @@ private:
       }
       for (unsigned int o = 0; o < numOffsets && !onBoundary; ++o)
       {
-        IndexType     neighbour = idx;
+        IndexType     neighbor = idx;
         unsigned int  code = o;
         bool          centre = true;
         for (unsigned int d = 0; d < ImageDimension; ++d, code /= 3)
         {
           const int delta = static_cast<int>(code % 3) - 1;
-          neighbour[d] += delta;
+          neighbor[d] += delta;
           centre = centre && delta == 0;
         }
-        onBoundary = !centre && (!geometry.region.IsInside(neighbour) || !contains(neighbour));
+        onBoundary = !centre && (!geometry.region.IsInside(neighbor) || !contains(neighbor));
       }
       if (onBoundary)
       {

@@ -211,11 +211,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
   if (const MaskImageType * mask = this->GetMaskImage())
   {
-    if (mask->GetLargestPossibleRegion().GetSize() != region.GetSize())
-    {
-      itkExceptionMacro(<< "The mask image's size " << mask->GetLargestPossibleRegion().GetSize()
-                        << " differs from the input image's size " << region.GetSize());
-    }
+    // Its size was checked against the input's in VerifyInputInformation().
     if (mask->GetBufferedRegion() != region)
     {
       itkExceptionMacro(<< "The mask image's buffered region " << mask->GetBufferedRegion()

@@ -1,7 +1,25 @@
 /*=========================================================================
- *  Engine-independent helpers of the connected component analysis engines.
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Engine-independent helpers of the connected component analysis engines.
 #include "itkCCAEngine.h"
+
+#include <limits>
+#include <string>
 
 namespace itk
 {
@@ -9,6 +27,42 @@ namespace cca
 {
 
 Engine::~Engine() = default;
+
+void
+ValidateRequest(const LabelingRequest & request, std::uint64_t maxPixels, const char * indexType)
+{
+  if (request.dimension < 1 || request.dimension > MaxDimension)
+  {
+    throw EngineError("image dimension " + std::to_string(request.dimension) + " is not supported (1 to 3)");
+  }
+  std::uint64_t numberOfPixels = 1;
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    const std::uint64_t size = request.size[d];
+    if (size == 0)
+    {
+      throw EngineError("empty image region: size 0 along dimension " + std::to_string(d));
+    }
+    if (d >= request.dimension && size != 1)
+    {
+      throw EngineError("size along unused dimension " + std::to_string(d) + " must be 1, not " + std::to_string(size));
+    }
+    if (numberOfPixels > std::numeric_limits<std::uint64_t>::max() / size)
+    {
+      throw EngineError("the number of pixels overflows 64 bits");
+    }
+    numberOfPixels *= size;
+  }
+  if (!request.input)
+  {
+    throw EngineError("no input buffer");
+  }
+  if (numberOfPixels >= maxPixels)
+  {
+    throw EngineUnavailable("the image has " + std::to_string(numberOfPixels) + " pixels, more than the engine's " +
+                            indexType + " index type holds (" + std::to_string(maxPixels - 1) + ")");
+  }
+}
 
 std::size_t
 ScalarKindSize(ScalarKind kind)

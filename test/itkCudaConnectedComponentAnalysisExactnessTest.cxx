@@ -1,9 +1,24 @@
 /*=========================================================================
- *  Exactness against itk::ConnectedComponentImageFilter on paper-style random images:
- *  density 0..100 % in 10 % steps x granularity {1, 2, 4, 16}, odd and degenerate sizes, several
- *  input pixel types, a mask, a non-zero background value, several output pixel types.
- *  Arguments: backend (cpu | cuda | auto), fullyConnected (0 | 1), dimension (2 | 3).
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// Exactness against itk::ConnectedComponentImageFilter on paper-style random images:
+// density 0..100 % in 10 % steps x granularity {1, 2, 4, 16}, odd and degenerate sizes, several
+// input pixel types, a mask, a non-zero background value, several output pixel types.
+// Arguments: backend (cpu | cuda | auto), fullyConnected (0 | 1), dimension (2 | 3).
 #include "itkCCATestUtilities.h"
 
 namespace

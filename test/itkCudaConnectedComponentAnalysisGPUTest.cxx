@@ -1,11 +1,26 @@
 /*=========================================================================
- *  GPU-only cases (CTest label gpu; exit 77 without a device):
- *   large       8192x8192 paper images against ITK, both connectivities;
- *   repeat      100 runs of a dense 4096x4096 image, bit-identical labels and features;
- *   outofmemory the device's memory taken first: a clear exception, then a normal run once freed;
- *   variants    the benchmark's feature algorithms (naive, FLSL, FLSL+OTF) give FLSL+CD's labels and
- *               features, 2D and 3D, both connectivities, the paper's density x granularity sweep.
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// GPU-only cases (CTest label gpu; exit 77 without a device):
+//  large       8192x8192 paper images against ITK, both connectivities;
+//  repeat      100 runs of a dense 4096x4096 image, bit-identical labels and features;
+//  outofmemory the device's memory taken first: a clear exception, then a normal run once freed;
+//  variants    the benchmark's feature algorithms (naive, FLSL, FLSL+OTF) give FLSL+CD's labels and
+//              features, 2D and 3D, both connectivities, the paper's density x granularity sweep.
 #include "itkCCATestUtilities.h"
 
 #ifdef CCA_TEST_WITH_CUDART

@@ -1,23 +1,38 @@
 /*=========================================================================
- *  The LabelMap output against LabelImageToShapeLabelMapFilter run on ITK's own labels: every
- *  attribute of every object, on paper-style random images with anisotropic spacing, a non-zero origin
- *  and a rotated direction; then downstream LabelMap filters on both maps.
- *  Arguments: backend (cpu | cuda | auto), fullyConnected (0 | 1), dimension (2 | 3), extras (0 | 1:
- *  Feret diameter and oriented bounding box on, perimeter off).
  *
- *  Tolerances (the reason for each is that ITK computes in floating point what we compute from exact
- *  integer sums): direct quantities 1e-9 relative. Second moments: ITK accumulates Σppᵀ in physical
- *  coordinates and subtracts ccᵀ, which leaves a residue of about 1e-16·|p|² even for a single pixel;
- *  moments are therefore compared to 1e-9 relative of the largest |λ|, or within 1e-13·|p|²max (the
- *  residue, with a margin of about 500) where that is larger. Ratios of moments
- *  (elongation, flatness, ellipsoid diameters) are compared only where ITK's denominator is above that
- *  residue; principal axes (and the oriented box, built on them) only where the eigenvalues are apart
- *  by more than 1e-6 relative, since for equal eigenvalues any rotation of the axes is an answer. The
- *  test counts and prints how many comparisons each rule skipped.
- *  ITK's reference runs with one work unit: multi-threaded, LabelImageToShapeLabelMapFilter splits
- *  lines at work-unit boundaries where it splits an image along x (1-row images), which changes the
- *  lines and, through their count, the perimeter. Single-threaded its lines are whole runs.
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
  *=========================================================================*/
+// The LabelMap output against LabelImageToShapeLabelMapFilter run on ITK's own labels: every
+// attribute of every object, on paper-style random images with anisotropic spacing, a non-zero origin
+// and a rotated direction; then downstream LabelMap filters on both maps.
+// Arguments: backend (cpu | cuda | auto), fullyConnected (0 | 1), dimension (2 | 3), extras (0 | 1:
+// Feret diameter and oriented bounding box on, perimeter off).
+//
+// Tolerances (the reason for each is that ITK computes in floating point what we compute from exact
+// integer sums): direct quantities 1e-9 relative. Second moments: ITK accumulates Σppᵀ in physical
+// coordinates and subtracts ccᵀ, which leaves a residue of about 1e-16·|p|² even for a single pixel;
+// moments are therefore compared to 1e-9 relative of the largest |λ|, or within 1e-13·|p|²max (the
+// residue, with a margin of about 500) where that is larger. Ratios of moments
+// (elongation, flatness, ellipsoid diameters) are compared only where ITK's denominator is above that
+// residue; principal axes (and the oriented box, built on them) only where the eigenvalues are apart
+// by more than 1e-6 relative, since for equal eigenvalues any rotation of the axes is an answer. The
+// test counts and prints how many comparisons each rule skipped.
+// ITK's reference runs with one work unit: multi-threaded, LabelImageToShapeLabelMapFilter splits
+// lines at work-unit boundaries where it splits an image along x (1-row images), which changes the
+// lines and, through their count, the perimeter. Single-threaded its lines are whole runs.
 #include "itkCCATestUtilities.h"
 #include "itkLabelImageToShapeLabelMapFilter.h"
 #include "itkLabelMapToLabelImageFilter.h"

@@ -1,0 +1,126 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCCACudaEngine_cuh
+#define itkCCACudaEngine_cuh
+
+// The CUDA engine: owns the device buffers, the stream and the pinned staging, and runs the stages of
+// an update in order (itkCCACudaEngine.cu). ITK-free; the filter reaches it through itkCCAEngine.h, the
+// benchmark (itkCCACudaBenchmark.cu) through this header.
+
+#include "itkCCADeviceBuffer.cuh"
+#include "itkCCAEngine.h"
+#include "itkCCAFeatureVariant.cuh"
+#include "itkCCAPinnedStaging.cuh"
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+class CudaEngine final : public Engine
+{
+public:
+  explicit CudaEngine(int deviceId);
+  ~CudaEngine() override;
+
+  std::string
+  GetName() const override;
+  std::string
+  GetDescription() const override;
+  std::uint64_t
+  Analyze(const LabelingRequest & request) override;
+  const std::vector<ComponentFeatures> &
+  GetFeatures() const override;
+  void
+  WriteLabels(const LabelOutput & output) override;
+  void
+  ExportRuns(RunTable & runs) override;
+
+  /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
+   * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */
+  std::uint64_t
+  Update(const LabelingRequest & request, bool onDevice, bool featuresToHost);
+
+  /** Writes the label image into the engine's device buffer (output.data is not touched); returns its
+   * size in bytes. */
+  std::size_t
+  WriteLabelsOnDevice(const LabelOutput & output);
+
+  cudaStream_t
+  GetStream() const
+  {
+    return m_Stream;
+  }
+
+private:
+  // The stages of Update(), in order.
+  void
+  SetGeometry(const LabelingRequest & request);
+  std::uint32_t
+  FindRuns();
+  DeviceRuns
+  MakeDeviceRuns(const LabelingRequest & request, std::uint32_t numRuns) const;
+  std::uint64_t
+  NumberComponents(std::uint32_t numRuns);
+  void
+  MeasureComponents(const LabelingRequest & request, FeatureVariant & variant, const DeviceRuns & runs);
+  void
+  DownloadFeatures(const LabelingRequest & request);
+
+  FeatureVariant &
+  Variant(FeatureAlgorithm algorithm);
+  void
+  ExclusiveScan(std::uint32_t * data, std::uint64_t count);
+  std::uint32_t
+  ReadDeviceScalar(const std::uint32_t * device);
+  void
+  ReleaseHandles();
+
+  int             m_DeviceId;
+  cudaDeviceProp  m_Properties{};
+  cudaStream_t    m_Stream = nullptr;
+  PinnedStaging   m_Staging;
+  std::uint32_t * m_HostScalars = nullptr;
+  std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
+
+  DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
+    m_FeatureSums, m_FeatureBoxes, m_Labels;
+
+  DeviceGeometry                 m_Geometry{};
+  bool                           m_Analyzed = false;
+  std::uint32_t                  m_NumberOfRuns = 0;
+  std::uint64_t                  m_NumberOfComponents = 0;
+  std::vector<ComponentFeatures> m_Features;
+  /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
+  std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
+  std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>>           m_HostBoxes, m_HostRunBegin, m_HostRunEnd,
+    m_HostRunRow, m_HostRunLabel;
+};
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,178 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The kernels of the CUDA engine's shared stages (itkCCACudaStages.cuh) and their launches: FLSL segment
+// detection (foreground bits, runs), the plain merge, the numbering of the roots, the label writer.
+
+#include "itkCCACudaStages.cuh"
+
+#include "itkCCAFeatureVariant.cuh"
+#include "itkCCAFlslMerge.cuh"
+#include "itkCCAFlslSegments.cuh"
+#include "itkCCALabelWriter.cuh"
+#include "itkCCARelabel.cuh"
+#include "itkCCAScalarDispatch.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+void
+BuildForegroundBits(const LabelingRequest & request,
+                    bool                    onDevice,
+                    DeviceBuffer &          pixels,
+                    PinnedStaging &         staging,
+                    std::uint32_t *         bits,
+                    const DeviceGeometry &  g,
+                    cudaStream_t            stream,
+                    int                     multiprocessors)
+{
+  const std::uint64_t numPixels = request.NumberOfPixels();
+  // One pixel buffer takes the input, then the mask: the input is in the bitmask by then. Sized once
+  // for both, so that no reallocation can free it under a kernel still reading it.
+  const std::size_t inputBytes = numPixels * ScalarKindSize(request.inputKind);
+  const std::size_t maskBytes = request.mask ? numPixels * ScalarKindSize(request.maskKind) : 0;
+  if (!onDevice)
+  {
+    pixels.Reserve(std::max(inputBytes, maskBytes), "the input image");
+  }
+  DispatchScalarKind(request.inputKind, [&](auto tag) {
+    using T = decltype(tag);
+    const T * input = static_cast<const T *>(request.input);
+    if (!onDevice)
+    {
+      staging.ToDevice(pixels.As<void>(), request.input, inputBytes, stream);
+      input = pixels.As<T>();
+    }
+    constexpr unsigned pixelsPerChunk = 32 * 16 / sizeof(T);
+    if (g.width % pixelsPerChunk == 0 && reinterpret_cast<std::uintptr_t>(input) % 16 == 0)
+    {
+      BuildForegroundBitsVectorKernel<T>
+        <<<GridFor(numPixels / (16 / sizeof(T)), multiprocessors), BlockSize, 0, stream>>>(input, bits, g);
+    }
+    else
+    {
+      BuildForegroundBitsKernel<T>
+        <<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(input, bits, g);
+    }
+    CCA_CUDA_CHECK_LAUNCH("BuildForegroundBitsKernel");
+  });
+  if (request.mask)
+  {
+    DispatchScalarKind(request.maskKind, [&](auto tag) {
+      using M = decltype(tag);
+      const M * mask = static_cast<const M *>(request.mask);
+      if (!onDevice)
+      {
+        staging.ToDevice(pixels.As<void>(), request.mask, maskBytes, stream);
+        mask = pixels.As<M>();
+      }
+      ApplyMaskKernel<M>
+        <<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(mask, bits, g);
+      CCA_CUDA_CHECK_LAUNCH("ApplyMaskKernel");
+    });
+  }
+}
+
+void
+CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
+{
+  CountRunStartsKernel<<<GridFor(g.numWords, multiprocessors), BlockSize, 0, stream>>>(bits, firstRun, g);
+  CCA_CUDA_CHECK_LAUNCH("CountRunStartsKernel");
+}
+
+void
+EmitRuns(const std::uint32_t *  bits,
+         const std::uint32_t *  firstRun,
+         std::uint32_t *        runBegin,
+         std::uint32_t *        runEnd,
+         std::uint32_t *        runRow,
+         std::uint32_t *        parent,
+         const DeviceGeometry & g,
+         cudaStream_t           stream,
+         int                    multiprocessors)
+{
+  EmitRunsKernel<<<GridFor(g.numWords, multiprocessors), BlockSize, 0, stream>>>(
+    bits, firstRun, runBegin, runEnd, runRow, parent, g);
+  CCA_CUDA_CHECK_LAUNCH("EmitRunsKernel");
+}
+
+void
+FeatureVariant::MergeRuns(const DeviceRuns & runs)
+{
+  LaunchPlainMerge(runs);
+}
+
+void
+LaunchPlainMerge(const DeviceRuns & runs)
+{
+  if (runs.neighbors.count > 0 && runs.geometry.numRows > 1)
+  {
+    MergeRunsKernel<<<GridFor(runs.geometry.numWords, runs.multiprocessors), BlockSize, 0, runs.stream>>>(
+      runs.bits, runs.firstRun, runs.parent, runs.geometry, runs.neighbors, PlainUnite{});
+    CCA_CUDA_CHECK_LAUNCH("MergeRunsKernel");
+  }
+}
+
+void
+FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream, int multiprocessors)
+{
+  FlattenAndMarkRootsKernel<<<GridFor(numRuns, multiprocessors), BlockSize, 0, stream>>>(parent, rootLabel, numRuns);
+  CCA_CUDA_CHECK_LAUNCH("FlattenAndMarkRootsKernel");
+}
+
+void
+LaunchLabelRuns(const DeviceRuns & runs)
+{
+  LabelRunsKernel<<<GridFor(runs.count, runs.multiprocessors), BlockSize, 0, runs.stream>>>(
+    runs.parent, runs.rootLabel, runs.count);
+  CCA_CUDA_CHECK_LAUNCH("LabelRunsKernel");
+}
+
+std::size_t
+WriteLabelImage(const LabelOutput &    output,
+                const std::uint32_t *  bits,
+                const std::uint32_t *  firstRun,
+                const std::uint32_t *  runLabel,
+                DeviceBuffer &         labels,
+                const DeviceGeometry & g,
+                cudaStream_t           stream,
+                int                    multiprocessors)
+{
+  const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
+  DispatchScalarKind(output.kind, [&](auto tag) {
+    using T = decltype(tag);
+    T background;
+    std::memcpy(&background, &output.backgroundBits, sizeof(T));
+    labels.Reserve(numPixels * sizeof(T), "the label image");
+    // Without runs the run arrays may be unallocated; the kernel never reads them then.
+    WriteLabelsKernel<T><<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(
+      bits, firstRun, runLabel, labels.As<T>(), background, output.skipValue, g);
+    CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
+  });
+  return numPixels * ScalarKindSize(output.kind);
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk

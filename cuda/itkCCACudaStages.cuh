@@ -1,0 +1,87 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCCACudaStages_cuh
+#define itkCCACudaStages_cuh
+
+// The CUDA engine's stages along the data path, each a launcher of the kernels that itkCCACudaStages.cu
+// owns: foreground bits (upload, input != 0 and mask != 0), runs (count, scan, emit), numbering of the
+// union-find roots in raster order, and the label image. The merge and the features are the feature
+// variant's (itkCCAFeatureVariant.cuh).
+
+#include "itkCCADeviceBuffer.cuh"
+#include "itkCCADeviceGeometry.cuh"
+#include "itkCCAPinnedStaging.cuh"
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+/** Stage 1: the request's input (and mask) to the device through `staging`, unless they are device
+ * pointers already (`onDevice`), and the foreground bits: input != 0, and mask != 0 where there is one.
+ * `pixels` holds the input, then the mask. */
+void
+BuildForegroundBits(const LabelingRequest & request,
+                    bool                    onDevice,
+                    DeviceBuffer &          pixels,
+                    PinnedStaging &         staging,
+                    std::uint32_t *         bits,
+                    const DeviceGeometry &  g,
+                    cudaStream_t            stream,
+                    int                     multiprocessors);
+
+/** Stage 2a: per word, the number of runs starting in it (firstRun[numWords] must be 0; the exclusive
+ * scan then makes each entry the id of the word's first run and the last the run count). */
+void
+CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
+
+/** Stage 2b: each run's begin, end and row, and a union-find forest of singletons. */
+void
+EmitRuns(const std::uint32_t *  bits,
+         const std::uint32_t *  firstRun,
+         std::uint32_t *        runBegin,
+         std::uint32_t *        runEnd,
+         std::uint32_t *        runRow,
+         std::uint32_t *        parent,
+         const DeviceGeometry & g,
+         cudaStream_t           stream,
+         int                    multiprocessors);
+
+/** Stage 4: every parent made its root, and rootLabel[run] = 1 for roots, 0 else (scanned afterwards
+ * into the roots' labels in raster order). */
+void
+FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream, int multiprocessors);
+
+/** The label image in `output.kind`, into `labels` (device); returns its size in bytes. */
+std::size_t
+WriteLabelImage(const LabelOutput &    output,
+                const std::uint32_t *  bits,
+                const std::uint32_t *  firstRun,
+                const std::uint32_t *  runLabel,
+                DeviceBuffer &         labels,
+                const DeviceGeometry & g,
+                cudaStream_t           stream,
+                int                    multiprocessors);
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

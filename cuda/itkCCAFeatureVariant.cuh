@@ -1,0 +1,118 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCCAFeatureVariant_cuh
+#define itkCCAFeatureVariant_cuh
+
+// The feature stage of the CUDA engine as a strategy: how the runs are merged and how each component's
+// features are accumulated (Lemaitre et al. 2021, Table 1). One file per variant owns its kernels
+// (itkCCAFeatureVariant<Name>.cu); itkCCAFeatureVariants.cu registers them, so the engine has no
+// per-variant branches.
+
+#include "itkCCAEngine.h"
+#include "itkCCAFlslMerge.cuh"
+#include "itkCCARunFeatures.cuh"
+
+#include <memory>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+/** The runs on the device, and what the merge and feature stages need to know about them. */
+struct DeviceRuns
+{
+  const std::uint32_t * bits;      ///< foreground bits, one 32-bit word per 32 pixels of a row
+  const std::uint32_t * firstRun;  ///< per word: the id of the first run starting in it
+  std::uint32_t *       parent;    ///< union-find forest over runs; each run's label after the feature stage
+  const std::uint32_t * rootLabel; ///< per run: the label of the component it is the root of
+  const std::uint32_t * begin;     ///< per run: first x
+  const std::uint32_t * end;       ///< per run: one past the last x
+  const std::uint32_t * row;       ///< per run: y + z * height
+  std::uint32_t         count;
+  DeviceGeometry        geometry;
+  NeighborRows          neighbors; ///< the preceding rows a run can touch (connectivity)
+  cudaStream_t          stream;
+  int                   multiprocessors;
+};
+
+class FeatureVariant
+{
+public:
+  virtual ~FeatureVariant() = default;
+
+  /** Whether the variant also accumulates the LabelMap's shape sums and perimeter intercepts. */
+  virtual bool
+  ComputesShapeSums() const
+  {
+    return false;
+  }
+
+  /** Union-find over the runs of neighboring rows. The default is the plain lock-free union. */
+  virtual void
+  MergeRuns(const DeviceRuns & runs);
+
+  /** Sums (in SumIndex order) before this one the variant writes itself; the engine zeroes the rest. */
+  virtual int
+  FirstAccumulatedSum() const
+  {
+    return 0;
+  }
+
+  /** Whether the variant writes every bounding box itself (else the engine initializes them for min/max). */
+  virtual bool
+  WritesBoundingBoxes() const
+  {
+    return false;
+  }
+
+  /** After the roots are numbered: sets each run's parent to its label and fills `features` (the first
+   * `numSums` sums and the bounding boxes; with `perimeter` also the intercepts). */
+  virtual void
+  LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool shapeSums, bool perimeter) = 0;
+};
+
+/** The registry (itkCCAFeatureVariants.cu): the variant of `algorithm`. */
+std::unique_ptr<FeatureVariant>
+CreateFeatureVariant(FeatureAlgorithm algorithm);
+
+// One factory per variant file.
+std::unique_ptr<FeatureVariant>
+CreateConflictDetectionVariant();
+std::unique_ptr<FeatureVariant>
+CreateOnTheFlyMergeVariant();
+std::unique_ptr<FeatureVariant>
+CreateRunAtomicsVariant();
+std::unique_ptr<FeatureVariant>
+CreatePixelAtomicsVariant();
+
+// Stages the variants share, launched from itkCCACudaStages.cu (which owns their kernels).
+/** The plain merge: MergeRunsKernel with the lock-free union. */
+void
+LaunchPlainMerge(const DeviceRuns & runs);
+/** parent[run] = rootLabel[parent[run]]: each run's label, without features. */
+void
+LaunchLabelRuns(const DeviceRuns & runs);
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,87 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCCAPinnedStaging_cuh
+#define itkCCAPinnedStaging_cuh
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <vector>
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+
+/** Host<->device copies between ordinary (pageable) host memory and the device at close to the pinned
+ * PCIe rate, without page-locking user buffers: the transfer is cut into one slice per lane, and each
+ * lane -- a host thread with its own stream and two small pinned buffers -- pipelines its slice: the
+ * memcpy of one chunk into (or out of) pinned memory overlaps the DMA of the other. Several lanes are
+ * needed because one thread's memcpy of pageable memory runs well under the PCIe rate; lanes are
+ * independent, so there is no hand-off between threads inside a transfer. */
+class PinnedStaging
+{
+public:
+  static constexpr std::size_t ChunkBytes = std::size_t{ 4 } << 20;
+  static constexpr unsigned    MaxLanes = 8;
+
+  PinnedStaging() = default;
+  PinnedStaging(const PinnedStaging &) = delete;
+  PinnedStaging &
+  operator=(const PinnedStaging &) = delete;
+  ~PinnedStaging();
+
+  /** Creates the lanes' streams, events and pinned buffers (once). */
+  void
+  Initialize();
+
+  /** Enqueues the copy after the work already in `stream`, and makes the later work in `stream` wait
+   * for it; returns once `host` may be reused. */
+  void
+  ToDevice(void * device, const void * host, std::size_t bytes, cudaStream_t stream);
+
+  /** Copies after the work already in `stream`; returns when `host` holds the data. */
+  void
+  ToHost(void * host, const void * device, std::size_t bytes, cudaStream_t stream);
+
+private:
+  struct Lane
+  {
+    cudaStream_t stream = nullptr;
+    void *       host[2] = { nullptr, nullptr };
+    cudaEvent_t  chunkDone[2] = { nullptr, nullptr };
+    cudaEvent_t  finished = nullptr;
+  };
+
+  /** Slices [0, bytes) over the lanes (at least a chunk each), runs copy(lane, begin, end) for each on
+   * its own thread after the work already in `stream`, then makes `stream` wait for every lane. */
+  template <typename TCopy>
+  void
+  ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy);
+
+  std::vector<Lane> m_Lanes;
+  cudaEvent_t       m_Ready = nullptr;
+};
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
+
+#endif

@@ -1,0 +1,198 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+
+// The labeling stages of the CPU engine's Analyze(), in the order it runs them: each block of rows
+// is scanned for runs whose rows are united within the block (in parallel), the runs are numbered
+// in raster order across blocks, the rows at block boundaries are united (serially), and each run's
+// union-find parent is replaced by its component number. What is left -- the runs of each row and
+// the component of each run -- is what the feature stage (itkCCACPUEngineFeatures.cxx) and the
+// label writing (itkCCACPUEngine.cxx) read. The per-row work is in itkCCACPURowScan.h.
+
+#include "itkCCACPUEngine.h"
+#include "itkCCACPURowScan.h"
+#include "itkCCAParallelFor.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+namespace itk
+{
+namespace cca
+{
+namespace cpu
+{
+
+template <typename TScanRow>
+void
+CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow)
+{
+  const std::uint64_t rowLength = m_Size[0];
+  const std::uint64_t ySize = m_Size[1];
+  const std::uint64_t widening = m_FullyConnected ? 1 : 0;
+  const std::uint64_t slotsPerRow = RunSlotsPerRow(rowLength);
+  block.runs.SetSize(0);
+  block.localParent.SetSize(0);
+  block.foreignFeatures.clear();
+
+  std::uint64_t neighbors[4];
+  std::uint64_t y = block.firstRow % ySize;
+  for (std::uint64_t row = block.firstRow; row < block.endRow; ++row, y = (y + 1 == ySize) ? 0 : y + 1)
+  {
+    const std::uint64_t first = block.runs.Size();
+    m_RowStart[row] = first;
+    block.runs.Reserve(first + slotsPerRow);
+    const std::uint64_t count = scanRow(row * rowLength, rowLength, block.runs.Data() + first);
+    if (count == 0)
+    {
+      continue;
+    }
+    block.runs.SetSize(first + count);
+    block.localParent.Reserve(first + count);
+    block.localParent.SetSize(first + count);
+    std::uint64_t * parent = block.localParent.Data();
+    for (std::uint64_t i = first; i < first + count; ++i)
+    {
+      parent[i] = i;
+    }
+
+    const RowRuns  current{ block.runs.Data() + first, first, count };
+    const unsigned numberOfNeighbors = PrecedingNeighborRows(row, y, ySize, m_FullyConnected, neighbors);
+    for (unsigned i = 0; i < numberOfNeighbors; ++i)
+    {
+      const std::uint64_t neighborRow = neighbors[i];
+      if (neighborRow >= block.firstRow)
+      {
+        // neighborRow < row, so its end is the start of the next row, already recorded
+        const std::uint64_t neighborFirst = m_RowStart[neighborRow];
+        const RowRuns       neighbor{ block.runs.Data() + neighborFirst,
+                                neighborFirst,
+                                m_RowStart[neighborRow + 1] - neighborFirst };
+        UniteRows(current, neighbor, widening, parent);
+      }
+    }
+  }
+}
+
+void
+CPUEngine::FindAndUniteRunsWithinBlocks(const LabelingRequest & request)
+{
+  auto scanBlocks = [&](auto inputTag, auto maskTag) {
+    using InputPixelType = decltype(inputTag);
+    using MaskPixelType = decltype(maskTag);
+    const auto * input = static_cast<const InputPixelType *>(request.input);
+    const auto * mask = static_cast<const MaskPixelType *>(request.mask);
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+      this->ScanBlock(m_Blocks[static_cast<std::size_t>(b)],
+                      [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
+                        return ScanRow(input + offset, mask ? mask + offset : mask, length, runs);
+                      });
+    });
+  };
+
+  DispatchScalarKind(request.inputKind, [&](auto inputTag) {
+    if (request.mask == nullptr)
+    {
+      scanBlocks(inputTag, NoMask{});
+    }
+    else
+    {
+      DispatchScalarKind(request.maskKind, [&](auto maskTag) { scanBlocks(inputTag, maskTag); });
+    }
+  });
+}
+
+void
+CPUEngine::NumberRunsGlobally()
+{
+  std::uint64_t numberOfRuns = 0;
+  for (RowBlock & block : m_Blocks)
+  {
+    block.firstRun = numberOfRuns;
+    numberOfRuns += block.runs.Size();
+  }
+  m_RowStart[m_NumberOfRows] = numberOfRuns;
+  m_Parent.Resize(numberOfRuns);
+
+  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this](std::uint64_t b) {
+    RowBlock &          block = m_Blocks[static_cast<std::size_t>(b)];
+    const std::uint64_t offset = block.firstRun;
+    for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+    {
+      m_RowStart[row] += offset;
+    }
+    const std::uint64_t * local = block.localParent.Data();
+    std::uint64_t *       global = m_Parent.Data() + offset;
+    for (std::uint64_t i = 0; i < block.runs.Size(); ++i)
+    {
+      global[i] = local[i] + offset;
+    }
+    block.localParent.Release(); // the global parents replace them; keep the peak memory down
+  });
+}
+
+void
+CPUEngine::UniteAcrossBlocks()
+{
+  const std::uint64_t ySize = m_Size[1];
+  const std::uint64_t widening = m_FullyConnected ? 1 : 0;
+  std::uint64_t       neighbors[4];
+  for (std::size_t b = 1; b < m_Blocks.size(); ++b)
+  {
+    const RowBlock &    block = m_Blocks[b];
+    const std::uint64_t endRow = std::min(block.endRow, block.firstRow + ySize + 1);
+    for (std::uint64_t row = block.firstRow; row < endRow; ++row)
+    {
+      const RowRuns current = RunsOfRow(block, row);
+      if (current.count == 0)
+      {
+        continue;
+      }
+      const unsigned numberOfNeighbors = PrecedingNeighborRows(row, row % ySize, ySize, m_FullyConnected, neighbors);
+      for (unsigned i = 0; i < numberOfNeighbors; ++i)
+      {
+        const std::uint64_t neighborRow = neighbors[i];
+        if (neighborRow < block.firstRow)
+        {
+          UniteRows(current, RunsOfRow(m_Blocks[BlockOfRow(neighborRow)], neighborRow), widening, m_Parent.Data());
+        }
+      }
+    }
+  }
+}
+
+void
+CPUEngine::NumberComponents()
+{
+  std::uint64_t * parent = m_Parent.Data();
+  std::uint64_t   numberOfComponents = 0;
+  for (RowBlock & block : m_Blocks)
+  {
+    block.firstComponent = numberOfComponents;
+    const std::uint64_t endRun = block.firstRun + block.runs.Size();
+    for (std::uint64_t i = block.firstRun; i < endRun; ++i)
+    {
+      parent[i] = (parent[i] == i) ? numberOfComponents++ : parent[parent[i]];
+    }
+  }
+  m_NumberOfComponents = numberOfComponents;
+}
+
+} // namespace cpu
+} // namespace cca
+} // namespace itk

@@ -1,0 +1,361 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCCACPURowScan_h
+#define itkCCACPURowScan_h
+
+// The first stage of the CPU engine's data path: finding the foreground runs of an image row and
+// uniting, in a union-find over run numbers, the runs of adjacent rows that touch. It holds the run
+// and buffer types the whole engine stores runs in, the split of the rows into per-thread blocks,
+// the branch-free row scan and the merge-like pass that unites two sorted rows of runs. Kept apart
+// from the engine class (itkCCACPUEngine.h) and the feature sums (itkCCACPUFeatures.h) because it
+// is the hot inner loop of every labeling and needs nothing but the row data: a private header of
+// inline functions and templates, so that the engine's stages inline them.
+
+#include "itkCCAEngine.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace itk
+{
+namespace cca
+{
+namespace cpu
+{
+
+/** A row's maximal foreground interval [begin, end) along x. */
+struct Run
+{
+  std::uint64_t begin;
+  std::uint64_t end;
+};
+
+/** A growable array whose elements are not value-initialized: every element is written before it
+ * is read, and zero-filling run and parent arrays of many millions of entries would cost a pass of
+ * its own. Keeps its capacity between calls. */
+template <typename T>
+class Buffer
+{
+public:
+  /** Makes room for `capacity` elements, keeping the current ones; grows geometrically so that
+   * appending row after row costs amortized constant time per element. */
+  void
+  Reserve(std::uint64_t capacity)
+  {
+    if (capacity <= m_Capacity)
+    {
+      return;
+    }
+    const std::uint64_t  newCapacity = std::max(capacity, m_Capacity + m_Capacity / 2);
+    std::unique_ptr<T[]> data(new T[CheckedCount(newCapacity)]);
+    std::copy(m_Data.get(), m_Data.get() + m_Size, data.get());
+    m_Data = std::move(data);
+    m_Capacity = newCapacity;
+  }
+
+  /** Sets the size; the contents are undefined when this grows the buffer beyond its capacity. */
+  void
+  Resize(std::uint64_t size)
+  {
+    if (size > m_Capacity)
+    {
+      m_Data.reset(); // release the old block before asking for the larger one
+      m_Capacity = 0;
+      m_Data.reset(new T[CheckedCount(size)]);
+      m_Capacity = size;
+    }
+    m_Size = size;
+  }
+
+  /** Sets the size within the capacity, keeping the contents. */
+  void
+  SetSize(std::uint64_t size)
+  {
+    m_Size = size;
+  }
+
+  void
+  Release()
+  {
+    m_Data.reset();
+    m_Capacity = 0;
+    m_Size = 0;
+  }
+
+  T *
+  Data()
+  {
+    return m_Data.get();
+  }
+  const T *
+  Data() const
+  {
+    return m_Data.get();
+  }
+  std::uint64_t
+  Size() const
+  {
+    return m_Size;
+  }
+  T &
+  operator[](std::uint64_t i)
+  {
+    return m_Data[static_cast<std::size_t>(i)];
+  }
+  const T &
+  operator[](std::uint64_t i) const
+  {
+    return m_Data[static_cast<std::size_t>(i)];
+  }
+
+private:
+  static std::size_t
+  CheckedCount(std::uint64_t count)
+  {
+    if (count > std::numeric_limits<std::size_t>::max() / sizeof(T))
+    {
+      throw std::bad_alloc();
+    }
+    return static_cast<std::size_t>(count);
+  }
+
+  std::unique_ptr<T[]> m_Data;
+  std::uint64_t        m_Size = 0;
+  std::uint64_t        m_Capacity = 0;
+};
+
+/** Rows are split into blocks of at least this many pixels: below it, starting a thread costs
+ * more than the thread saves. */
+constexpr std::uint64_t kMinPixelsPerBlock = 65536;
+
+/** Splits [0, numberOfRows) into at most numberOfThreads blocks of consecutive rows of at least
+ * kMinPixelsPerBlock pixels each; returns the first row of each block, then numberOfRows. */
+inline std::vector<std::uint64_t>
+PartitionRows(std::uint64_t numberOfRows, std::uint64_t rowLength, unsigned numberOfThreads)
+{
+  const std::uint64_t rowsPerMinBlock = std::max<std::uint64_t>(1, kMinPixelsPerBlock / rowLength);
+  const std::uint64_t numberOfBlocks =
+    std::max<std::uint64_t>(1, std::min<std::uint64_t>(numberOfThreads, numberOfRows / rowsPerMinBlock));
+
+  // Spread the remainder over the first blocks; written so that numberOfRows * block cannot overflow.
+  const std::uint64_t        quotient = numberOfRows / numberOfBlocks;
+  const std::uint64_t        remainder = numberOfRows % numberOfBlocks;
+  std::vector<std::uint64_t> firstRow(static_cast<std::size_t>(numberOfBlocks + 1));
+  for (std::uint64_t block = 0; block <= numberOfBlocks; ++block)
+  {
+    firstRow[block] = block * quotient + std::min(block, remainder);
+  }
+  return firstRow;
+}
+
+/** Stands for "no mask image" in the templated row scan. */
+struct NoMask
+{};
+
+/** A pixel is foreground when it is not zero (so NaN is foreground, as `!=` makes it in ITK) and
+ * the mask, if any, is not zero there: what itk::MaskImageFilter followed by the labeling of
+ * non-zero pixels gives. `&` instead of `&&` keeps the test free of branches. */
+template <typename TInput, typename TMask>
+inline bool
+IsForeground(const TInput * input, const TMask * mask, std::uint64_t x)
+{
+  if constexpr (std::is_same<TMask, NoMask>::value)
+  {
+    (void)mask;
+    return input[x] != TInput(0);
+  }
+  else
+  {
+    return (input[x] != TInput(0)) & (mask[x] != TMask(0));
+  }
+}
+
+/** Most runs a row of `rowLength` pixels can have, plus the one slot that ScanRow() writes past
+ * its last run. */
+inline std::uint64_t
+RunSlotsPerRow(std::uint64_t rowLength)
+{
+  return rowLength / 2 + rowLength % 2 + 1;
+}
+
+/** Writes the runs of one row to `runs` (RunSlotsPerRow() slots) and returns their number.
+ *
+ * On images with noise, run boundaries fall at random, and a loop that branches on each pixel
+ * mispredicts most of them; the loop below stores every pixel's x as the next run's begin and the
+ * open run's end and only moves the counters on a change, which costs the same on any pattern.
+ * Chunks that cannot change the state (all background outside a run, all foreground inside one)
+ * are skipped first, which makes the long uniform stretches of real images cheap. */
+template <typename TInput, typename TMask>
+std::uint64_t
+ScanRow(const TInput * input, const TMask * mask, std::uint64_t rowLength, Run * runs)
+{
+  constexpr std::uint64_t chunk = 16;
+  std::uint64_t           numberOfStarts = 0;
+  std::uint64_t           numberOfEnds = 0;
+  bool                    previous = false;
+  std::uint64_t           x = 0;
+  while (x < rowLength)
+  {
+    if (rowLength - x >= chunk)
+    {
+      bool any = false;
+      bool all = true;
+      for (std::uint64_t i = x; i < x + chunk; ++i)
+      {
+        const bool current = IsForeground(input, mask, i);
+        any |= current;
+        all &= current;
+      }
+      if (previous ? all : !any)
+      {
+        x += chunk;
+        continue;
+      }
+    }
+    const std::uint64_t chunkEnd = std::min(x + chunk, rowLength);
+    for (; x < chunkEnd; ++x)
+    {
+      const bool current = IsForeground(input, mask, x);
+      runs[numberOfStarts].begin = x;
+      runs[numberOfEnds].end = x;
+      numberOfStarts += static_cast<std::uint64_t>(current & !previous);
+      numberOfEnds += static_cast<std::uint64_t>(previous & !current);
+      previous = current;
+    }
+  }
+  if (previous)
+  {
+    runs[numberOfEnds].end = rowLength;
+  }
+  return numberOfStarts;
+}
+
+/** Root of the set of run i. Path halving only ever points a run to an earlier run of its set, so
+ * the invariant parent[i] <= i, and with it "the root is the smallest run", is kept. */
+inline std::uint64_t
+FindRoot(std::uint64_t * parent, std::uint64_t i)
+{
+  while (parent[i] != i)
+  {
+    parent[i] = parent[parent[i]];
+    i = parent[i];
+  }
+  return i;
+}
+
+/** Unites the sets of runs a and b under the smaller of the two roots. */
+inline void
+Unite(std::uint64_t * parent, std::uint64_t a, std::uint64_t b)
+{
+  a = FindRoot(parent, a);
+  b = FindRoot(parent, b);
+  if (a < b)
+  {
+    parent[b] = a;
+  }
+  else if (b < a)
+  {
+    parent[a] = b;
+  }
+}
+
+/** The runs of one row: `count` runs from `runs`, numbered from `firstId` in the union-find. */
+struct RowRuns
+{
+  const Run *   runs;
+  std::uint64_t firstId;
+  std::uint64_t count;
+};
+
+/** Unites the runs of one row with the overlapping runs of an adjacent row. `widening` is 1 when
+ * diagonal contact counts (fully connected), else 0: runs are neighbors when they share an x
+ * after the neighbor run is widened by `widening` on both sides, as in
+ * ScanlineFilterCommon::CompareLines. Both rows are sorted and their runs are separated by at
+ * least one pixel, so one merge-like pass finds every pair: the run that ends first cannot touch
+ * any later run of the other row. */
+inline void
+UniteRows(const RowRuns & current, const RowRuns & neighbor, std::uint64_t widening, std::uint64_t * parent)
+{
+  // Locals, not the structs' fields: the stores to `parent` could alias those, forcing reloads.
+  const Run * const   currentRuns = current.runs;
+  const Run * const   neighborRuns = neighbor.runs;
+  const std::uint64_t currentCount = current.count;
+  const std::uint64_t neighborCount = neighbor.count;
+  std::uint64_t       c = 0;
+  std::uint64_t       n = 0;
+  while (c < currentCount && n < neighborCount)
+  {
+    const Run cr = currentRuns[c];
+    const Run nr = neighborRuns[n];
+    if (cr.begin < nr.end + widening && nr.begin < cr.end + widening)
+    {
+      Unite(parent, neighbor.firstId + n, current.firstId + c);
+    }
+    // Branch-free advance: on noisy images which run ends first is a coin toss.
+    c += static_cast<std::uint64_t>(cr.end <= nr.end);
+    n += static_cast<std::uint64_t>(nr.end <= cr.end);
+  }
+}
+
+/** The rows adjacent to `row` that precede it in raster order (the half neighborhood, so that
+ * each pair of rows is compared once); returns their number. Row r is (y, z) = (r % ySize,
+ * r / ySize); the caller passes y, which it tracks without a division per row. Face neighbors
+ * are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and (y+1, z-1). In 2-D only (y-1)
+ * exists, in 1-D none. */
+inline unsigned
+PrecedingNeighborRows(std::uint64_t row,
+                      std::uint64_t y,
+                      std::uint64_t ySize,
+                      bool          fullyConnected,
+                      std::uint64_t neighbors[4])
+{
+  unsigned count = 0;
+  if (y > 0)
+  {
+    neighbors[count++] = row - 1;
+  }
+  if (row >= ySize)
+  {
+    const std::uint64_t below = row - ySize;
+    neighbors[count++] = below;
+    if (fullyConnected)
+    {
+      if (y > 0)
+      {
+        neighbors[count++] = below - 1;
+      }
+      if (y + 1 < ySize)
+      {
+        neighbors[count++] = below + 1;
+      }
+    }
+  }
+  return count;
+}
+
+} // namespace cpu
+} // namespace cca
+} // namespace itk
+
+#endif // itkCCACPURowScan_h
