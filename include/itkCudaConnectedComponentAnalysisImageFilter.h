@@ -18,7 +18,7 @@
 #ifndef itkCudaConnectedComponentAnalysisImageFilter_h
 #define itkCudaConnectedComponentAnalysisImageFilter_h
 
-#include "itkCCAEngine.h"
+#include "itkCudaConnectedComponentAnalysisEngine.h"
 #include "itkContinuousIndex.h"
 #include "itkLabelMap.h"
 #include "itkShapeLabelObject.h"
@@ -278,12 +278,12 @@ public:
   static bool
   IsCudaEngineCompiled()
   {
-    return cca::IsCudaEngineCompiled();
+    return CudaConnectedComponentAnalysisEngine::IsCudaEngineCompiled();
   }
   static int
   GetCudaDeviceCount()
   {
-    return cca::GetCudaDeviceCount(nullptr);
+    return CudaConnectedComponentAnalysisEngine::GetCudaDeviceCount(nullptr);
   }
 
 protected:
@@ -319,16 +319,26 @@ protected:
   AllocateOutputs() override;
 
 private:
-  /** The engine for m_Backend, reused across updates so that its device buffers are too. */
-  cca::Engine &
-  AcquireEngine(BackendEnum backend);
+  using EngineType = CudaConnectedComponentAnalysisEngine;
 
   /** Builds the engine request for the input (and mask), checking that their buffers match the region. */
-  cca::LabelingRequest
+  EngineType::Request
   MakeRequest(const RegionType & region) const;
 
+  /** The image's geometry for the LabelMap's lines and attributes. */
+  EngineType::Geometry
+  MakeGeometry(const RegionType & region) const;
+
   void
-  StoreFeatures(const cca::Engine & engine, const RegionType & region, const cca::LabelOutput & labels);
+  StoreFeatures(const RegionType & region);
+
+  /** Label of the k-th component (0-based): k + 1 from the background value on, as ConnectedComponentImageFilter
+   * steps over it (its consecutive counter starts at 0 and can only meet a non-negative background). */
+  std::uint64_t
+  LabelOf(std::uint64_t k) const
+  {
+    return k >= m_SkippedLabel ? k + 1 : k;
+  }
 
   bool                        m_FullyConnected{ false };
   bool                        m_GenerateLabelImage{ true };
@@ -344,9 +354,9 @@ private:
   BackendEnum                 m_BackendUsed{ BackendEnum::Automatic };
   std::string                 m_BackendDescription;
   ComponentFeaturesContainer  m_ComponentFeatures;
-  std::unique_ptr<cca::Engine> m_Engine;
-  BackendEnum                 m_EngineBackend{ BackendEnum::Automatic };
-  int                         m_EngineDeviceId{ -1 };
+  std::uint64_t               m_SkippedLabel{ 0 };
+  /** The engines behind one compiled facade, kept across updates so that device buffers are too. */
+  EngineType                  m_Engine;
 };
 } // namespace itk
 

@@ -22,37 +22,13 @@
 #include "itkCCAShapeLabelMapBuilder.h"
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
-#include "itkOutputWindow.h"
 
 #include <chrono>
+#include <cstring>
 #include <limits>
-#include <mutex>
 
 namespace itk
 {
-namespace cca_detail
-{
-/** The automatic backend's fallback to the CPU engine is said once per process, not per Update(). */
-inline void
-ReportCPUFallbackOnce(const std::string & reason)
-{
-  static std::once_flag once;
-  std::call_once(once, [&reason]() {
-    const std::string text = "CudaConnectedComponentAnalysisImageFilter: " + reason + " -- using the CPU engine.\n";
-    OutputWindowDisplayWarningText(text.c_str());
-  });
-}
-
-/** First label value that ConnectedComponentImageFilter steps over: the background value when it is
- * non-negative (its consecutive counter starts at 0 and can only meet such a value). */
-template <typename TPixel>
-std::uint64_t
-SkippedLabelValue(TPixel background)
-{
-  return background >= TPixel{ 0 } ? static_cast<std::uint64_t>(background) : std::numeric_limits<std::uint64_t>::max();
-}
-} // namespace cca_detail
-
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
   CudaConnectedComponentAnalysisImageFilter()
@@ -144,53 +120,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
-cca::Engine &
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::AcquireEngine(BackendEnum backend)
-{
-  if (backend == BackendEnum::Automatic)
-  {
-    if (m_Engine && m_EngineBackend == BackendEnum::CUDA && m_EngineDeviceId == m_DeviceId)
-    {
-      return *m_Engine;
-    }
-    std::string reason;
-    if (cca::GetCudaDeviceCount(&reason) > 0)
-    {
-      try
-      {
-        return AcquireEngine(BackendEnum::CUDA);
-      }
-      catch (const cca::EngineUnavailable & e)
-      {
-        reason = e.what();
-      }
-    }
-    cca_detail::ReportCPUFallbackOnce(reason);
-    return AcquireEngine(BackendEnum::CPU);
-  }
-
-  if (!m_Engine || m_EngineBackend != backend || (backend == BackendEnum::CUDA && m_EngineDeviceId != m_DeviceId))
-  {
-    m_Engine.reset();
-    if (backend == BackendEnum::CUDA)
-    {
-      m_Engine = cca::CreateCudaEngine(m_DeviceId);
-      m_EngineDeviceId = m_DeviceId;
-    }
-    else
-    {
-      m_Engine = cca::CreateCPUEngine(MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
-      m_EngineDeviceId = -1;
-    }
-    m_EngineBackend = backend;
-  }
-  return *m_Engine;
-}
-
-template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
-cca::LabelingRequest
+auto
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::MakeRequest(
-  const RegionType & region) const
+  const RegionType & region) const -> EngineType::Request
 {
   const InputImageType * input = this->GetInput();
   if (input->GetBufferedRegion() != region)
@@ -199,7 +131,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
                       << " is not the region to label " << region);
   }
 
-  cca::LabelingRequest request;
+  EngineType::Request request;
   request.dimension = ImageDimension;
   for (unsigned int d = 0; d < ImageDimension; ++d)
   {
@@ -243,7 +175,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   }
   this->AllocateOutputs();
   OutputImageType * output = this->GetOutput();
-  cca::LabelingRequest request = this->MakeRequest(region);
+  EngineType::Request request = this->MakeRequest(region);
   request.computeShapeSums = m_GenerateLabelMap;
   request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
   if (m_GenerateLabelMap)
@@ -263,26 +195,13 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     }
   }
 
+  m_SkippedLabel = m_BackgroundValue >= OutputPixelType{} ? static_cast<std::uint64_t>(m_BackgroundValue)
+                                                          : std::numeric_limits<std::uint64_t>::max();
   try
   {
-    cca::Engine * engine = &this->AcquireEngine(m_Backend);
-    std::uint64_t count = 0;
-    auto          t0 = Clock::now();
-    try
-    {
-      count = engine->Analyze(request);
-    }
-    catch (const cca::EngineUnavailable & e)
-    {
-      // Only the automatic backend may change engines, and only for a reason the CPU engine does not share.
-      if (m_Backend != BackendEnum::Automatic || m_EngineBackend == BackendEnum::CPU)
-      {
-        throw;
-      }
-      cca_detail::ReportCPUFallbackOnce(e.what());
-      engine = &this->AcquireEngine(BackendEnum::CPU);
-      count = engine->Analyze(request);
-    }
+    auto                t0 = Clock::now();
+    const std::uint64_t count =
+      m_Engine.Analyze(request, m_Backend, m_DeviceId, MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
     m_TimeSplit.Analyze = seconds(t0);
 
     if (count > static_cast<std::uint64_t>(NumericTraits<OutputPixelType>::max()))
@@ -293,58 +212,81 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
                         << ").");
     }
 
-    cca::LabelOutput labels;
-    labels.data = output->GetBufferPointer();
-    labels.kind = cca::ScalarKindOf<OutputPixelType>();
-    labels.SetBackground(m_BackgroundValue);
-    labels.skipValue = cca_detail::SkippedLabelValue(m_BackgroundValue);
     if (m_GenerateLabelImage)
     {
       t0 = Clock::now();
-      engine->WriteLabels(labels);
+      std::uint64_t backgroundBits = 0;
+      std::memcpy(&backgroundBits, &m_BackgroundValue, sizeof(OutputPixelType));
+      m_Engine.WriteLabels(
+        output->GetBufferPointer(), cca::ScalarKindOf<OutputPixelType>(), backgroundBits, m_SkippedLabel);
       m_TimeSplit.WriteLabels = seconds(t0);
     }
     if (m_GenerateLabelMap)
     {
       t0 = Clock::now();
-      cca::RunTable runs;
-      engine->ExportRuns(runs);
+      const EngineType::Geometry geometry = this->MakeGeometry(region);
+      EngineType::Lines          lines;
+      m_Engine.ComputeLines(geometry, lines);
       m_TimeSplit.ExportRuns = seconds(t0);
       t0 = Clock::now();
-      typename CCAShapeLabelMapBuilder<LabelMapType>::Options options;
+      EngineType::ShapeOptions options;
       options.computePerimeter = m_ComputePerimeter;
       options.computeFeretDiameter = m_ComputeFeretDiameter;
       options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
-      CCAShapeLabelMapBuilder<LabelMapType>::Build(this->GetLabelMap(), runs, engine->GetFeatures(), labels, options);
+      std::vector<EngineType::ShapeAttributes> attributes;
+      m_Engine.ComputeShapeAttributes(
+        geometry, options, lines, MultiThreaderBase::GetGlobalDefaultNumberOfThreads(), attributes);
+      CCAShapeLabelMapBuilder<LabelMapType>::Build(
+        this->GetLabelMap(), lines, attributes, options, [this](std::uint64_t k) { return this->LabelOf(k); });
       m_TimeSplit.BuildLabelMap = seconds(t0);
     }
 
     m_ObjectCount = static_cast<LabelType>(count);
-    m_BackendUsed = m_EngineBackend;
-    m_BackendDescription = engine->GetDescription();
-    this->StoreFeatures(*engine, region, labels);
+    m_BackendUsed = m_Engine.GetBackendUsed();
+    m_BackendDescription = m_Engine.GetDescription();
+    this->StoreFeatures(region);
   }
-  catch (const cca::EngineError & e)
+  catch (const EngineType::Error & e)
   {
     itkExceptionMacro(<< "Connected component analysis failed (" << m_Backend << "): " << e.what());
   }
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+auto
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::MakeGeometry(
+  const RegionType & region) const -> EngineType::Geometry
+{
+  const OutputImageType * output = this->GetOutput();
+  EngineType::Geometry    geometry;
+  geometry.dimension = ImageDimension;
+  for (unsigned int i = 0; i < ImageDimension; ++i)
+  {
+    geometry.start[i] = region.GetIndex(i);
+    geometry.size[i] = region.GetSize(i);
+    geometry.origin[i] = output->GetOrigin()[i];
+    geometry.spacing[i] = output->GetSpacing()[i];
+    for (unsigned int j = 0; j < ImageDimension; ++j)
+    {
+      geometry.direction[i][j] = output->GetDirection()[i][j];
+    }
+  }
+  return geometry;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::StoreFeatures(
-  const cca::Engine &      engine,
-  const RegionType &       region,
-  const cca::LabelOutput & labels)
+  const RegionType & region)
 {
-  const auto & raw = engine.GetFeatures();
+  const auto & raw = m_Engine.GetComponentSums();
   m_ComponentFeatures.resize(raw.size());
   const IndexType start = region.GetIndex();
   // Millions of components on the GPU path: convert them on the filter's threads.
   this->GetMultiThreader()->ParallelizeArray(0, raw.size(), [&](SizeValueType i) {
     const cca::ComponentFeatures & r = raw[i];
     ComponentFeatures &            c = m_ComponentFeatures[i];
-    c.Label = static_cast<OutputPixelType>(labels.LabelValue(i));
+    c.Label = static_cast<OutputPixelType>(this->LabelOf(i));
     c.NumberOfPixels = static_cast<SizeValueType>(r.numberOfPixels);
     IndexType boxIndex;
     SizeType  boxSize;

@@ -21,6 +21,7 @@
 #define itkCCATestUtilities_h
 
 #include "itkConnectedComponentImageFilter.h"
+#include "itkCCAEngine.h"
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
 #include "itkImage.h"
 #include "itkImageRegionConstIteratorWithIndex.h"

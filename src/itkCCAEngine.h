@@ -15,11 +15,8 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Engine interface of itk::CudaConnectedComponentAnalysisImageFilter.
-//
-// This header is deliberately free of ITK and CUDA includes: the CUDA
-// engine (cuda/) and the CPU engine (src/) implement it, the filter
-// (include/itkCudaConnectedComponentAnalysisImageFilter.h) drives it.
+// The engine interface, internal: what the CPU engine (src/) and the CUDA engine (cuda/) implement and
+// the engine facade (itkCudaConnectedComponentAnalysisEngine.cxx) drives. Free of ITK and CUDA includes.
 #ifndef itkCCAEngine_h
 #define itkCCAEngine_h
 
@@ -34,59 +31,12 @@
 #include <utility>
 #include <vector>
 
-#include "CudaConnectedComponentAnalysisExport.h"
+#include "itkCudaConnectedComponentAnalysisEngine.h"
 
 namespace itk
 {
 namespace cca
 {
-
-/** Scalar pixel types an engine can read (input, mask) or write (labels). */
-enum class ScalarKind : std::uint8_t
-{
-  UInt8,
-  Int8,
-  UInt16,
-  Int16,
-  UInt32,
-  Int32,
-  UInt64,
-  Int64,
-  Float32,
-  Float64
-};
-
-/** Maps a C++ scalar type to its ScalarKind; integer types map by size and signedness. */
-template <typename T>
-constexpr ScalarKind
-ScalarKindOf()
-{
-  static_assert(std::is_arithmetic<T>::value, "engine pixel types must be scalar");
-  if constexpr (std::is_floating_point<T>::value)
-  {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "long double pixels are not supported");
-    return sizeof(T) == 4 ? ScalarKind::Float32 : ScalarKind::Float64;
-  }
-  else if constexpr (std::is_same<T, bool>::value)
-  {
-    return ScalarKind::UInt8;
-  }
-  else
-  {
-    constexpr bool isSigned = std::is_signed<T>::value;
-    switch (sizeof(T))
-    {
-      case 1:
-        return isSigned ? ScalarKind::Int8 : ScalarKind::UInt8;
-      case 2:
-        return isSigned ? ScalarKind::Int16 : ScalarKind::UInt16;
-      case 4:
-        return isSigned ? ScalarKind::Int32 : ScalarKind::UInt32;
-      default:
-        return isSigned ? ScalarKind::Int64 : ScalarKind::UInt64;
-    }
-  }
-}
 
 CudaConnectedComponentAnalysis_EXPORT std::size_t
 ScalarKindSize(ScalarKind kind);
@@ -108,7 +58,6 @@ public:
   using EngineError::EngineError;
 };
 
-constexpr unsigned MaxDimension = 3;
 
 /** How the CUDA engine accumulates the per-component features (Lemaitre et al. 2021, Table 1). All give
  * the same result; they exist to reproduce the paper's comparison. Only the default also computes the
@@ -178,43 +127,6 @@ struct LabelOutput
   LabelValue(std::uint64_t k) const
   {
     return k >= skipValue ? k + 1 : k;
-  }
-};
-
-/** Raw per-component sums, in the engine's zero-based index space (the filter adds the region start). */
-struct ComponentFeatures
-{
-  std::uint64_t                           numberOfPixels = 0;
-  std::array<std::uint64_t, MaxDimension> boundingBoxMin{ { 0, 0, 0 } };
-  std::array<std::uint64_t, MaxDimension> boundingBoxMax{ { 0, 0, 0 } }; ///< inclusive
-  std::array<std::uint64_t, MaxDimension> indexSum{ { 0, 0, 0 } };       ///< Σx, Σy, Σz over the pixels
-
-  // The rest is filled only when the request asks for shape sums (computeShapeSums / computePerimeter).
-
-  /** Σxx, Σyy, Σzz, Σxy, Σxz, Σyz over the pixels (engine index space). */
-  std::array<std::uint64_t, 6> indexProductSum{ { 0, 0, 0, 0, 0, 0 } };
-  /** Pixels with any index on the image's first or last index of its dimension. */
-  std::uint64_t numberOfPixelsOnBorder = 0;
-  /** Per dimension d: pixel faces perpendicular to d lying on the image border (both sides). */
-  std::array<std::uint64_t, MaxDimension> borderFaces{ { 0, 0, 0 } };
-  /** Perimeter intercepts, ITK's ShapeLabelMapFilter::ComputePerimeter: for direction class k, the
-   * number of (pixel, offset) pairs, offset among the 3^D-1 neighbors with |offset| = k, whose
-   * neighbor is not in the component (other labels, background and outside the image alike).
-   * k in order: (1,0,0) (0,1,0) (0,0,1) (1,1,0) (1,0,1) (0,1,1) (1,1,1); 2D uses 0, 1 and 3. */
-  std::array<std::uint64_t, 7> intercepts{ { 0, 0, 0, 0, 0, 0, 0 } };
-
-  bool
-  operator==(const ComponentFeatures & o) const
-  {
-    return numberOfPixels == o.numberOfPixels && boundingBoxMin == o.boundingBoxMin &&
-           boundingBoxMax == o.boundingBoxMax && indexSum == o.indexSum && indexProductSum == o.indexProductSum &&
-           numberOfPixelsOnBorder == o.numberOfPixelsOnBorder && borderFaces == o.borderFaces &&
-           intercepts == o.intercepts;
-  }
-  bool
-  operator!=(const ComponentFeatures & o) const
-  {
-    return !(*this == o);
   }
 };
 
@@ -307,6 +219,15 @@ GetCudaDeviceCount(std::string * reason = nullptr);
 /** The CUDA engine on `deviceId`; throws EngineUnavailable when there is no CUDA build or no such device. */
 CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
 CreateCudaEngine(int deviceId);
+
+/** The LabelMap's attributes of the components with sums `sums` (itkCCAShapeAttributes.cxx). */
+void
+ComputeShapeAttributes(const std::vector<ComponentFeatures> &                             sums,
+                       const CudaConnectedComponentAnalysisEngine::Geometry &               geometry,
+                       const CudaConnectedComponentAnalysisEngine::ShapeOptions &           options,
+                       const CudaConnectedComponentAnalysisEngine::Lines &                  lines,
+                       unsigned                                                             numberOfThreads,
+                       std::vector<CudaConnectedComponentAnalysisEngine::ShapeAttributes> & attributes);
 
 } // namespace cca
 } // namespace itk

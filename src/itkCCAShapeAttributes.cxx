@@ -1,0 +1,506 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The LabelMap's attributes from the engines' exact integer sums, compiled once for dimensions 1 to 3:
+// ShapeLabelMapFilter::ThreadedProcessLabelObject's steps (ITK 5.2), but starting from the sums where ITK
+// accumulates physical coordinates in double. The covariance is (N·Σqqᵀ − ΣqΣqᵀ)/N² in 128-bit integers,
+// mapped to physical space by M = Direction·diag(spacing); the two agree to rounding, and on degenerate
+// objects (zero moments) this side gives exact zeros where ITK may keep a residue of ~1e-16·|origin|².
+// The Feret diameter and the oriented bounding box read the component's lines, as ITK reads the object's.
+
+#include "itkCudaConnectedComponentAnalysisEngine.h"
+
+#include "itkGeometryUtilities.h"
+#include "itkImageBase.h"
+#include "itkMath.h"
+#include "itkMatrix.h"
+#include "itkMultiThreaderBase.h"
+#include "vnl/algo/vnl_determinant.h"
+#include "vnl/algo/vnl_symmetric_eigensystem.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace itk
+{
+namespace cca
+{
+namespace
+{
+
+using Engine = CudaConnectedComponentAnalysisEngine;
+
+/** Exact (N·a − b·c) in 128 bits where the compiler has them; otherwise long double, whose 64-bit mantissa
+ * keeps such differences exact only while they stay below 2^64. */
+#if defined(__SIZEOF_INT128__)
+using WideInteger = __int128;
+#else
+using WideInteger = long double;
+#endif
+
+template <unsigned int D>
+class ShapeAttributeCalculator
+{
+public:
+  using ImageType = ImageBase<D>;
+  using MatrixType = Matrix<double, D, D>;
+  using IndexType = typename ImageType::IndexType;
+  using PointType = typename ImageType::PointType;
+
+  ShapeAttributeCalculator(const Engine::Geometry & geometry, const Engine::ShapeOptions & options, const Engine::Lines & lines)
+    : m_Options(options)
+    , m_Lines(lines)
+  {
+    m_Image = ImageType::New();
+    typename ImageType::RegionType region;
+    typename ImageType::SpacingType spacing;
+    PointType                       origin;
+    typename ImageType::DirectionType direction;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      region.SetIndex(i, geometry.start[i]);
+      region.SetSize(i, geometry.size[i]);
+      spacing[i] = geometry.spacing[i];
+      origin[i] = geometry.origin[i];
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        direction[i][j] = geometry.direction[i][j];
+      }
+    }
+    m_Image->SetRegions(region);
+    m_Image->SetSpacing(spacing);
+    m_Image->SetOrigin(origin);
+    m_Image->SetDirection(direction);
+    m_Region = region;
+    m_Spacing = spacing;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        m_IndexToPhysical[i][j] = direction[i][j] * spacing[j];
+      }
+      m_SizePerPixel *= spacing[i];
+    }
+  }
+
+  void
+  Compute(std::uint64_t component, const ComponentFeatures & f, Engine::ShapeAttributes & a) const
+  {
+    const IndexType start = m_Region.GetIndex();
+    const double    n = static_cast<double>(f.numberOfPixels);
+    ContinuousIndex<double, D> centroidIndex;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      a.boundingBoxIndex[i] = start[i] + static_cast<IndexValueType>(f.boundingBoxMin[i]);
+      a.boundingBoxSize[i] = f.boundingBoxMax[i] - f.boundingBoxMin[i] + 1;
+      centroidIndex[i] = static_cast<double>(start[i]) + static_cast<double>(f.indexSum[i]) / n;
+    }
+    PointType centroid;
+    m_Image->TransformContinuousIndexToPhysicalPoint(centroidIndex, centroid);
+
+    // Index-space covariance from exact sums: (N·Σqiqj − Σqi·Σqj) / N².
+    static constexpr int productIndex[3][3] = { { 0, 3, 4 }, { 3, 1, 5 }, { 4, 5, 2 } };
+    MatrixType           covariance;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        const WideInteger numerator = static_cast<WideInteger>(f.numberOfPixels) * f.indexProductSum[productIndex[i][j]] -
+                                      static_cast<WideInteger>(f.indexSum[i]) * f.indexSum[j];
+        covariance[i][j] = static_cast<double>(numerator) / (n * n);
+      }
+    }
+    // C = M·Cov·Mᵀ
+    MatrixType centralMoments;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        double c = 0;
+        for (unsigned int p = 0; p < D; ++p)
+        {
+          for (unsigned int q = 0; q < D; ++q)
+          {
+            c += m_IndexToPhysical[i][p] * covariance[p][q] * m_IndexToPhysical[j][q];
+          }
+        }
+        centralMoments[i][j] = c;
+      }
+    }
+
+    // From here on, ShapeLabelMapFilter::ThreadedProcessLabelObject's own steps.
+    vnl_symmetric_eigensystem<double> eigen{ centralMoments.GetVnlMatrix().as_matrix() };
+    vnl_diag_matrix<double>           pm = eigen.D;
+    std::array<double, 3>             principalMoments{ { 0, 0, 0 } };
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      principalMoments[i] = pm(i);
+    }
+    MatrixType principalAxes(eigen.V.transpose());
+    // The axes must form a rotation: the last one is multiplied by the determinant (±1). ITK takes it as
+    // the product of the eigenvalues of a general eigen-solver; the determinant itself is the same number
+    // up to rounding and costs a fraction (the solver dominated the LabelMap build).
+    const double det = vnl_determinant(principalAxes.GetVnlMatrix().as_matrix());
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      principalAxes[D - 1][i] *= det;
+    }
+
+    double elongation = 0;
+    double flatness = 0;
+    if (D < 2)
+    {
+      elongation = 1;
+      flatness = 1;
+    }
+    else
+    {
+      if (Math::NotAlmostEquals(principalMoments[0], 0.0))
+      {
+        const double flatnessRatio = principalMoments[1] / principalMoments[0];
+        flatness = flatnessRatio > 0.0 ? std::sqrt(flatnessRatio) : 0.0;
+      }
+      if (Math::NotAlmostEquals(principalMoments[D - 2], 0.0))
+      {
+        const double elongationRatio = principalMoments[D - 1] / principalMoments[D - 2];
+        elongation = elongationRatio > 0.0 ? std::sqrt(elongationRatio) : 0.0;
+      }
+    }
+
+    const double physicalSize = n * m_SizePerPixel;
+    const double equivalentRadius = GeometryUtilities::HyperSphereRadiusFromVolume(D, physicalSize);
+    const double equivalentPerimeter = GeometryUtilities::HyperSpherePerimeter(D, equivalentRadius);
+    double       edet = 1.0;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      edet *= principalMoments[i];
+    }
+    edet = std::pow(edet, 1.0 / D);
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      a.equivalentEllipsoidDiameter[i] = 0.0;
+      if (edet != 0.0 && principalMoments[i] / edet > 0.0)
+      {
+        a.equivalentEllipsoidDiameter[i] = 2.0 * equivalentRadius * std::sqrt(principalMoments[i] / edet);
+      }
+    }
+
+    double perimeterOnBorder = 0;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      perimeterOnBorder += static_cast<double>(f.borderFaces[i]) * (m_SizePerPixel / m_Spacing[i]);
+    }
+
+    a.numberOfPixels = f.numberOfPixels;
+    a.physicalSize = physicalSize;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      a.centroid[i] = centroid[i];
+      a.principalMoments[i] = principalMoments[i];
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        a.principalAxes[i][j] = principalAxes[i][j];
+      }
+    }
+    a.numberOfPixelsOnBorder = f.numberOfPixelsOnBorder;
+    a.perimeterOnBorder = perimeterOnBorder;
+    a.elongation = elongation;
+    a.flatness = flatness;
+    a.equivalentSphericalRadius = equivalentRadius;
+    a.equivalentSphericalPerimeter = equivalentPerimeter;
+    if (m_Options.computePerimeter)
+    {
+      a.perimeter = PerimeterFromIntercepts(f.intercepts);
+      a.roundness = equivalentPerimeter / a.perimeter;
+      a.perimeterOnBorderRatio = perimeterOnBorder / a.perimeter;
+    }
+    if (m_Options.computeFeretDiameter)
+    {
+      a.feretDiameter = FeretDiameter(component);
+    }
+    if (m_Options.computeOrientedBoundingBox)
+    {
+      SetOrientedBoundingBox(component, principalAxes, centroid, a);
+    }
+  }
+
+private:
+  /** ShapeLabelMapFilter::PerimeterFromInterceptCount (its 2D and 3D specializations, and the generic form). */
+  double
+  PerimeterFromIntercepts(const std::array<std::uint64_t, 7> & n) const
+  {
+    const auto & s = m_Spacing;
+    if constexpr (D == 2)
+    {
+      double perimeter = 0.0;
+      perimeter += s[1] * n[0] / 2.0;
+      perimeter += s[0] * n[1] / 2.0;
+      perimeter += s[0] * s[1] / s.GetNorm() * n[3] / 2.0;
+      return perimeter * itk::Math::pi / 4.0;
+    }
+    else if constexpr (D == 3)
+    {
+      const double dxy = std::sqrt(s[0] * s[0] + s[1] * s[1]);
+      const double dxz = std::sqrt(s[0] * s[0] + s[2] * s[2]);
+      const double dyz = std::sqrt(s[1] * s[1] + s[2] * s[2]);
+      const double dxyz = std::sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+      const double vol = s[0] * s[1] * s[2];
+      const double axis = 0.04577789120476 * 2, face = 0.03698062787608 * 2, body = 0.03519563978232 * 2;
+      double       perimeter = 0.0;
+      perimeter += vol / s[0] * n[0] / 2.0 * axis;
+      perimeter += vol / s[1] * n[1] / 2.0 * axis;
+      perimeter += vol / s[2] * n[2] / 2.0 * axis;
+      perimeter += vol / dxy * n[3] / 2.0 * face;
+      perimeter += vol / dxz * n[4] / 2.0 * face;
+      perimeter += vol / dyz * n[5] / 2.0 * face;
+      perimeter += vol / dxyz * n[6] / 2.0 * body;
+      return perimeter * 4;
+    }
+    else
+    {
+      double pixelSize = 1.0;
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        pixelSize *= s[i];
+      }
+      double perimeter = 0.0;
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        perimeter += pixelSize / s[i] * n[i] / 2.0;
+      }
+      return perimeter * GeometryUtilities::HyperSphereVolume(D, 1.0) / GeometryUtilities::HyperSphereVolume(D - 1, 1.0);
+    }
+  }
+
+  IndexType
+  LineIndex(std::uint64_t line) const
+  {
+    IndexType idx;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      idx[i] = m_Lines.index[line][i];
+    }
+    return idx;
+  }
+
+  static std::pair<IndexValueType, IndexValueType>
+  RowKey(const IndexType & idx)
+  {
+    return { D > 1 ? idx[1 % D] : 0, D > 2 ? idx[2 % D] : 0 };
+  }
+
+  /** ShapeLabelMapFilter::ComputeFeretDiameter: the largest distance (index differences times spacing, as
+   * ITK) between boundary pixels, those with a neighbor (3^D − 1 offsets) outside the object or the image.
+   * Membership is looked up in the component's lines, grouped by row. */
+  double
+  FeretDiameter(std::uint64_t component) const
+  {
+    const std::uint64_t first = m_Lines.firstLine[component];
+    const std::uint64_t last = m_Lines.firstLine[component + 1];
+    std::map<std::pair<IndexValueType, IndexValueType>, std::vector<std::pair<IndexValueType, IndexValueType>>> rows;
+    for (std::uint64_t l = first; l < last; ++l)
+    {
+      const IndexType idx = LineIndex(l);
+      rows[RowKey(idx)].emplace_back(idx[0], idx[0] + static_cast<IndexValueType>(m_Lines.length[l]) - 1);
+    }
+    auto contains = [&rows](const IndexType & idx) {
+      auto row = rows.find(RowKey(idx));
+      if (row == rows.end())
+      {
+        return false;
+      }
+      const auto & lines = row->second;
+      auto         it = std::upper_bound(lines.begin(), lines.end(), idx[0], [](IndexValueType x, const std::pair<IndexValueType, IndexValueType> & line) {
+        return x < line.first;
+      });
+      return it != lines.begin() && idx[0] <= std::prev(it)->second;
+    };
+    unsigned int numOffsets = 1;
+    for (unsigned int d = 0; d < D; ++d)
+    {
+      numOffsets *= 3;
+    }
+    std::vector<IndexType> boundary;
+    for (std::uint64_t l = first; l < last; ++l)
+    {
+      IndexType idx = LineIndex(l);
+      for (std::uint64_t x = 0; x < m_Lines.length[l]; ++x, ++idx[0])
+      {
+        bool onBoundary = false;
+        for (unsigned int o = 0; o < numOffsets && !onBoundary; ++o)
+        {
+          IndexType    neighbor = idx;
+          unsigned int code = o;
+          bool         centre = true;
+          for (unsigned int d = 0; d < D; ++d, code /= 3)
+          {
+            const int delta = static_cast<int>(code % 3) - 1;
+            neighbor[d] += delta;
+            centre = centre && delta == 0;
+          }
+          onBoundary = !centre && (!m_Region.IsInside(neighbor) || !contains(neighbor));
+        }
+        if (onBoundary)
+        {
+          boundary.push_back(idx);
+        }
+      }
+    }
+    double feret = 0;
+    for (std::size_t p = 0; p < boundary.size(); ++p)
+    {
+      for (std::size_t q = p + 1; q < boundary.size(); ++q)
+      {
+        double length = 0;
+        for (unsigned int i = 0; i < D; ++i)
+        {
+          length += std::pow((boundary[p][i] - boundary[q][i]) * m_Spacing[i], 2);
+        }
+        feret = std::max(feret, length);
+      }
+    }
+    return std::sqrt(feret);
+  }
+
+  /** ShapeLabelMapFilter::ComputeOrientedBoundingBox, on the component's lines. */
+  void
+  SetOrientedBoundingBox(std::uint64_t             component,
+                         const MatrixType &        principalAxes,
+                         const PointType &         centroid,
+                         Engine::ShapeAttributes & a) const
+  {
+    using VNLMatrixType = vnl_matrix<double>;
+    using VNLVectorType = vnl_vector<double>;
+    const std::uint64_t first = m_Lines.firstLine[component];
+    const std::uint64_t numLines = m_Lines.firstLine[component + 1] - first;
+    VNLMatrixType       principalAxesBasisMatrix{ principalAxes.GetVnlMatrix().as_matrix() };
+    VNLMatrixType       pixelLocations(D, static_cast<unsigned int>(numLines * 2));
+    for (unsigned int l = 0; l < numLines; ++l)
+    {
+      IndexType idx = LineIndex(first + l);
+      PointType pt;
+      m_Image->TransformIndexToPhysicalPoint(idx, pt);
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        pixelLocations(j, l * 2) = pt[j] - centroid[j];
+      }
+      idx[0] += static_cast<IndexValueType>(m_Lines.length[first + l]) - 1;
+      m_Image->TransformIndexToPhysicalPoint(idx, pt);
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        pixelLocations(j, l * 2 + 1) = pt[j] - centroid[j];
+      }
+    }
+    const VNLMatrixType transformed = principalAxesBasisMatrix * pixelLocations;
+    VNLVectorType       minimumPrincipalAxis = transformed.get_column(0);
+    VNLVectorType       maximumPrincipalAxis = transformed.get_column(0);
+    for (unsigned int column = 1; column < transformed.columns(); ++column)
+    {
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        minimumPrincipalAxis[i] = std::min(minimumPrincipalAxis[i], transformed(i, column));
+        maximumPrincipalAxis[i] = std::max(maximumPrincipalAxis[i], transformed(i, column));
+      }
+    }
+    VNLVectorType adjustedMinimum = minimumPrincipalAxis;
+    VNLVectorType adjustedMaximum = maximumPrincipalAxis;
+    for (unsigned int p = 0; p < 1u << D; ++p)
+    {
+      Vector<double, D> spacingAxis(0.5 * m_Spacing);
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        if (p & 1u << i)
+        {
+          spacingAxis[i] *= -1;
+        }
+      }
+      const auto          physicalOffset = m_Image->TransformLocalVectorToPhysicalVector(spacingAxis);
+      const VNLVectorType paOffset = principalAxesBasisMatrix * physicalOffset.GetVnlVector();
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        adjustedMinimum[i] = std::min(adjustedMinimum[i], minimumPrincipalAxis[i] + paOffset[i]);
+        adjustedMaximum[i] = std::max(adjustedMaximum[i], maximumPrincipalAxis[i] + paOffset[i]);
+      }
+    }
+    principalAxesBasisMatrix.inplace_transpose();
+    const VNLVectorType minimum = principalAxesBasisMatrix * adjustedMinimum;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      a.orientedBoundingBoxSize[i] = std::abs(adjustedMaximum[i] - adjustedMinimum[i]);
+      a.orientedBoundingBoxOrigin[i] = minimum[i] + centroid[i];
+    }
+  }
+
+  typename ImageType::Pointer      m_Image;
+  typename ImageType::RegionType   m_Region;
+  typename ImageType::SpacingType  m_Spacing;
+  MatrixType                       m_IndexToPhysical;
+  double                           m_SizePerPixel = 1.0;
+  Engine::ShapeOptions             m_Options;
+  const Engine::Lines &            m_Lines;
+};
+
+template <unsigned int D>
+void
+ComputeAll(const std::vector<ComponentFeatures> & sums,
+           const Engine::Geometry &               geometry,
+           const Engine::ShapeOptions &           options,
+           const Engine::Lines &                  lines,
+           unsigned                               numberOfThreads,
+           std::vector<Engine::ShapeAttributes> & attributes)
+{
+  const ShapeAttributeCalculator<D> calculator(geometry, options, lines);
+  attributes.assign(sums.size(), Engine::ShapeAttributes{});
+  // Components are independent (their eigen-systems dominate): on ITK's threads, as ShapeLabelMapFilter.
+  auto threader = MultiThreaderBase::New();
+  if (numberOfThreads > 0)
+  {
+    threader->SetMaximumNumberOfThreads(numberOfThreads);
+    threader->SetNumberOfWorkUnits(numberOfThreads);
+  }
+  threader->ParallelizeArray(
+    0, sums.size(), [&](SizeValueType k) { calculator.Compute(k, sums[k], attributes[k]); }, nullptr);
+}
+
+} // namespace
+
+void
+ComputeShapeAttributes(const std::vector<ComponentFeatures> & sums,
+                       const Engine::Geometry &               geometry,
+                       const Engine::ShapeOptions &           options,
+                       const Engine::Lines &                  lines,
+                       unsigned                               numberOfThreads,
+                       std::vector<Engine::ShapeAttributes> & attributes)
+{
+  switch (geometry.dimension)
+  {
+    case 1:
+      return ComputeAll<1>(sums, geometry, options, lines, numberOfThreads, attributes);
+    case 2:
+      return ComputeAll<2>(sums, geometry, options, lines, numberOfThreads, attributes);
+    case 3:
+      return ComputeAll<3>(sums, geometry, options, lines, numberOfThreads, attributes);
+    default:
+      throw Engine::Error("shape attributes: image dimension " + std::to_string(geometry.dimension) + " is not supported (1 to 3)");
+  }
+}
+
+} // namespace cca
+} // namespace itk

@@ -1,0 +1,265 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The engine facade of the filter: engine choice and caching, the automatic backend's CPU fallback,
+// and the conversions between the engines' runs and sums and what the filter's outputs need.
+
+#include "itkCudaConnectedComponentAnalysisEngine.h"
+
+#include "itkCCAEngine.h"
+#include "itkOutputWindow.h"
+
+#include <mutex>
+#include <sstream>
+
+namespace itk
+{
+namespace
+{
+/** The automatic backend's fallback to the CPU engine is said once per process, not per Update(). */
+void
+ReportCPUFallbackOnce(const std::string & reason)
+{
+  static std::once_flag once;
+  std::call_once(once, [&reason]() {
+    const std::string text = "CudaConnectedComponentAnalysisImageFilter: " + reason + " -- using the CPU engine.\n";
+    OutputWindowDisplayWarningText(text.c_str());
+  });
+}
+} // namespace
+
+struct CudaConnectedComponentAnalysisEngine::Internals
+{
+  std::unique_ptr<cca::Engine> engine;
+  Backend                      engineBackend{ Backend::Automatic };
+  int                          engineDeviceId{ -1 };
+  unsigned                     engineThreads{ 0 };
+  Backend                      used{ Backend::Automatic };
+  std::string                  description;
+
+  /** The engine for `backend` (never Automatic here), kept while backend, device and threads stay. */
+  cca::Engine &
+  Acquire(Backend backend, int deviceId, unsigned numberOfThreads)
+  {
+    const bool same = engine && engineBackend == backend &&
+                      (backend == Backend::CUDA ? engineDeviceId == deviceId : engineThreads == numberOfThreads);
+    if (!same)
+    {
+      engine.reset();
+      if (backend == Backend::CUDA)
+      {
+        engine = cca::CreateCudaEngine(deviceId);
+      }
+      else
+      {
+        engine = cca::CreateCPUEngine(numberOfThreads);
+      }
+      engineBackend = backend;
+      engineDeviceId = backend == Backend::CUDA ? deviceId : -1;
+      engineThreads = numberOfThreads;
+    }
+    return *engine;
+  }
+
+  /** Automatic: the CUDA engine where a device is usable, else the CPU engine (said once). */
+  cca::Engine &
+  AcquireAutomatic(int deviceId, unsigned numberOfThreads)
+  {
+    if (engine && engineBackend == Backend::CUDA && engineDeviceId == deviceId)
+    {
+      return *engine;
+    }
+    std::string reason;
+    if (cca::GetCudaDeviceCount(&reason) > 0)
+    {
+      try
+      {
+        return Acquire(Backend::CUDA, deviceId, numberOfThreads);
+      }
+      catch (const cca::EngineUnavailable & e)
+      {
+        reason = e.what();
+      }
+    }
+    ReportCPUFallbackOnce(reason);
+    return Acquire(Backend::CPU, deviceId, numberOfThreads);
+  }
+
+  cca::Engine &
+  Analyzed() const
+  {
+    if (!engine || used == Backend::Automatic)
+    {
+      throw Error("no successful Analyze() before");
+    }
+    return *engine;
+  }
+};
+
+CudaConnectedComponentAnalysisEngine::CudaConnectedComponentAnalysisEngine()
+  : m_Internals(std::make_unique<Internals>())
+{}
+
+CudaConnectedComponentAnalysisEngine::~CudaConnectedComponentAnalysisEngine() = default;
+
+std::uint64_t
+CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend, int deviceId, unsigned numberOfThreads)
+{
+  Internals & in = *m_Internals;
+  in.used = Backend::Automatic;
+  in.description.clear();
+  cca::LabelingRequest request;
+  request.dimension = r.dimension;
+  request.size = r.size;
+  request.fullyConnected = r.fullyConnected;
+  request.input = r.input;
+  request.inputKind = r.inputKind;
+  request.mask = r.mask;
+  request.maskKind = r.maskKind;
+  request.computeShapeSums = r.computeShapeSums;
+  request.computePerimeter = r.computePerimeter;
+  try
+  {
+    cca::Engine * engine = backend == Backend::Automatic ? &in.AcquireAutomatic(deviceId, numberOfThreads)
+                                                         : &in.Acquire(backend, deviceId, numberOfThreads);
+    std::uint64_t count = 0;
+    try
+    {
+      count = engine->Analyze(request);
+    }
+    catch (const cca::EngineUnavailable & e)
+    {
+      // Only the automatic backend may change engines, and only for a reason the CPU engine does not share.
+      if (backend != Backend::Automatic || in.engineBackend == Backend::CPU)
+      {
+        throw;
+      }
+      ReportCPUFallbackOnce(e.what());
+      engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads);
+      count = engine->Analyze(request);
+    }
+    in.used = in.engineBackend;
+    in.description = engine->GetDescription();
+    return count;
+  }
+  catch (const cca::EngineError & e)
+  {
+    throw Error(e.what());
+  }
+}
+
+CudaConnectedComponentAnalysisEngine::Backend
+CudaConnectedComponentAnalysisEngine::GetBackendUsed() const
+{
+  return m_Internals->used;
+}
+
+std::string
+CudaConnectedComponentAnalysisEngine::GetDescription() const
+{
+  return m_Internals->description;
+}
+
+const std::vector<cca::ComponentFeatures> &
+CudaConnectedComponentAnalysisEngine::GetComponentSums() const
+{
+  return m_Internals->Analyzed().GetFeatures();
+}
+
+void
+CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
+                                                  cca::ScalarKind kind,
+                                                  std::uint64_t   backgroundBits,
+                                                  std::uint64_t   skipValue)
+{
+  cca::LabelOutput output;
+  output.data = data;
+  output.kind = kind;
+  output.backgroundBits = backgroundBits;
+  output.skipValue = skipValue;
+  try
+  {
+    m_Internals->Analyzed().WriteLabels(output);
+  }
+  catch (const cca::EngineError & e)
+  {
+    throw Error(e.what());
+  }
+}
+
+void
+CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
+{
+  cca::RunTable runs;
+  try
+  {
+    m_Internals->Analyzed().ExportRuns(runs);
+  }
+  catch (const cca::EngineError & e)
+  {
+    throw Error(e.what());
+  }
+  const std::size_t numComponents = m_Internals->Analyzed().GetFeatures().size();
+  const std::size_t numRuns = runs.row.size();
+  const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
+  // Counting sort of the runs by component, stable: each component's lines stay in raster order.
+  lines.firstLine.assign(numComponents + 1, 0);
+  for (std::size_t i = 0; i < numRuns; ++i)
+  {
+    ++lines.firstLine[runs.label[i] + 1];
+  }
+  for (std::size_t k = 0; k < numComponents; ++k)
+  {
+    lines.firstLine[k + 1] += lines.firstLine[k];
+  }
+  lines.index.resize(numRuns);
+  lines.length.resize(numRuns);
+  std::vector<std::uint64_t> next(lines.firstLine.begin(), lines.firstLine.end() - 1);
+  for (std::size_t i = 0; i < numRuns; ++i)
+  {
+    const std::uint64_t j = next[runs.label[i]]++;
+    auto &              index = lines.index[j];
+    index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
+    index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
+    index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
+    lines.length[j] = runs.length[i];
+  }
+}
+
+void
+CudaConnectedComponentAnalysisEngine::ComputeShapeAttributes(const Geometry &               geometry,
+                                                             const ShapeOptions &           options,
+                                                             const Lines &                  lines,
+                                                             unsigned                       numberOfThreads,
+                                                             std::vector<ShapeAttributes> & attributes) const
+{
+  cca::ComputeShapeAttributes(m_Internals->Analyzed().GetFeatures(), geometry, options, lines, numberOfThreads, attributes);
+}
+
+bool
+CudaConnectedComponentAnalysisEngine::IsCudaEngineCompiled()
+{
+  return cca::IsCudaEngineCompiled();
+}
+
+int
+CudaConnectedComponentAnalysisEngine::GetCudaDeviceCount(std::string * reason)
+{
+  return cca::GetCudaDeviceCount(reason);
+}
+
+} // namespace itk
