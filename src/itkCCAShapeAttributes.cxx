@@ -17,7 +17,7 @@
  *=========================================================================*/
 // The LabelMap's attributes from the engines' exact integer sums, compiled once for dimensions 1 to 3:
 // ShapeLabelMapFilter::ThreadedProcessLabelObject's steps (ITK 5.2), but starting from the sums where ITK
-// accumulates physical coordinates in double. The covariance is (N·Σqqᵀ − ΣqΣqᵀ)/N² in 128-bit integers,
+// accumulates physical coordinates in double. The covariance is (N·Σqqᵀ − ΣqΣqᵀ)/N², numerators in 128 bits,
 // mapped to physical space by M = Direction·diag(spacing); the two agree to rounding, and on degenerate
 // objects (zero moments) this side gives exact zeros where ITK may keep a residue of ~1e-16·|origin|².
 // The Feret diameter and the oriented bounding box read the component's lines, as ITK reads the object's.
@@ -47,12 +47,43 @@ namespace
 
 using Engine = CudaConnectedComponentAnalysisEngine;
 
-/** Exact (N·a − b·c) in 128 bits where the compiler has them; otherwise long double, whose 64-bit mantissa
- * keeps such differences exact only while they stay below 2^64. */
+/** (a·b − c·d) for 64-bit unsigned a, b, c, d, exact until the one final rounding to double: the products
+ * in 128 bits (the compiler's type where it has one, else two 64-bit halves, as on MSVC). */
 #if defined(__SIZEOF_INT128__)
-using WideInteger = __int128;
+double
+ProductDifference(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint64_t d)
+{
+  return static_cast<double>(static_cast<__int128>(a) * b - static_cast<__int128>(c) * d);
+}
 #else
-using WideInteger = long double;
+struct UInt128
+{
+  std::uint64_t high;
+  std::uint64_t low;
+};
+
+UInt128
+Multiply(std::uint64_t a, std::uint64_t b)
+{
+  const std::uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
+  const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  const std::uint64_t middle = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
+  return { p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32), (middle << 32) | (p00 & 0xffffffffu) };
+}
+
+double
+ProductDifference(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint64_t d)
+{
+  UInt128    p = Multiply(a, b), q = Multiply(c, d);
+  const bool negative = p.high < q.high || (p.high == q.high && p.low < q.low);
+  if (negative)
+  {
+    std::swap(p, q);
+  }
+  const UInt128 difference{ p.high - q.high - (p.low < q.low ? 1u : 0u), p.low - q.low };
+  const double  magnitude = std::ldexp(static_cast<double>(difference.high), 64) + static_cast<double>(difference.low);
+  return negative ? -magnitude : magnitude;
+}
 #endif
 
 template <unsigned int D>
@@ -122,9 +153,8 @@ public:
     {
       for (unsigned int j = 0; j < D; ++j)
       {
-        const WideInteger numerator = static_cast<WideInteger>(f.numberOfPixels) * f.indexProductSum[productIndex[i][j]] -
-                                      static_cast<WideInteger>(f.indexSum[i]) * f.indexSum[j];
-        covariance[i][j] = static_cast<double>(numerator) / (n * n);
+        covariance[i][j] =
+          ProductDifference(f.numberOfPixels, f.indexProductSum[productIndex[i][j]], f.indexSum[i], f.indexSum[j]) / (n * n);
       }
     }
     // C = M·Cov·Mᵀ
