@@ -274,7 +274,7 @@ CudaEngine::DownloadFeatures(const LabelingRequest & request)
 {
   const std::uint64_t k = m_NumberOfComponents;
   // Only the sums the request asked for travel back, through the pinned staging buffers into host
-  // buffers kept between calls; the conversion to ComponentFeatures writes every field once, on
+  // buffers kept between calls; the conversion to ComponentSums writes every field once, on
   // several threads (with millions of components it otherwise costs more than the labeling).
   const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
   m_HostSums.resize(numSums * k);
@@ -289,7 +289,7 @@ CudaEngine::DownloadFeatures(const LabelingRequest & request)
     auto sum = [&](int index, std::uint64_t i) { return static_cast<std::uint64_t>(sums[index * k + i]); };
     for (std::uint64_t i = begin; i < end; ++i)
     {
-      ComponentFeatures & c = m_Features[i];
+      ComponentSums & c = m_Features[i];
       c.numberOfPixels = sum(SumPixels, i);
       for (unsigned d = 0; d < MaxDimension; ++d)
       {
@@ -314,7 +314,7 @@ CudaEngine::DownloadFeatures(const LabelingRequest & request)
   });
 }
 
-const std::vector<ComponentFeatures> &
+const std::vector<ComponentSums> &
 CudaEngine::GetFeatures() const
 {
   return m_Features;

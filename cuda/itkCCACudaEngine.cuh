@@ -51,7 +51,7 @@ public:
   GetDescription() const override;
   std::uint64_t
   Analyze(const LabelingRequest & request) override;
-  const std::vector<ComponentFeatures> &
+  const std::vector<ComponentSums> &
   GetFeatures() const override;
   void
   WriteLabels(const LabelOutput & output) override;
@@ -112,7 +112,7 @@ private:
   bool                           m_Analyzed = false;
   std::uint32_t                  m_NumberOfRuns = 0;
   std::uint64_t                  m_NumberOfComponents = 0;
-  std::vector<ComponentFeatures> m_Features;
+  std::vector<ComponentSums> m_Features;
   /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
   std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
   std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>>           m_HostBoxes, m_HostRunBegin, m_HostRunEnd,

@@ -84,7 +84,7 @@ ScalarKindOf()
 }
 
 /** Raw per-component sums, in the engine's zero-based index space (the filter adds the region start). */
-struct ComponentFeatures
+struct ComponentSums
 {
   std::uint64_t                           numberOfPixels = 0;
   std::array<std::uint64_t, MaxDimension> boundingBoxMin{ { 0, 0, 0 } };
@@ -106,7 +106,7 @@ struct ComponentFeatures
   std::array<std::uint64_t, 7> intercepts{ { 0, 0, 0, 0, 0, 0, 0 } };
 
   bool
-  operator==(const ComponentFeatures & o) const
+  operator==(const ComponentSums & o) const
   {
     return numberOfPixels == o.numberOfPixels && boundingBoxMin == o.boundingBoxMin &&
            boundingBoxMax == o.boundingBoxMax && indexSum == o.indexSum && indexProductSum == o.indexProductSum &&
@@ -114,7 +114,7 @@ struct ComponentFeatures
            intercepts == o.intercepts;
   }
   bool
-  operator!=(const ComponentFeatures & o) const
+  operator!=(const ComponentSums & o) const
   {
     return !(*this == o);
   }
@@ -231,7 +231,7 @@ public:
   GetDescription() const;
 
   /** The raw sums of the last Analyze()'s components, in label order. */
-  const std::vector<cca::ComponentFeatures> &
+  const std::vector<cca::ComponentSums> &
   GetComponentSums() const;
 
   /** Writes the label image of the last Analyze() into `data` (raster order, the input's size): the k-th

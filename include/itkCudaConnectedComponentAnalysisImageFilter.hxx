@@ -284,7 +284,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   const IndexType start = region.GetIndex();
   // Millions of components on the GPU path: convert them on the filter's threads.
   this->GetMultiThreader()->ParallelizeArray(0, raw.size(), [&](SizeValueType i) {
-    const cca::ComponentFeatures & r = raw[i];
+    const cca::ComponentSums & r = raw[i];
     ComponentFeatures &            c = m_ComponentFeatures[i];
     c.Label = static_cast<OutputPixelType>(this->LabelOf(i));
     c.NumberOfPixels = static_cast<SizeValueType>(r.numberOfPixels);

@@ -106,7 +106,7 @@ CPUEngine::Analyze(const LabelingRequest & request)
   return m_Features.size();
 }
 
-const std::vector<ComponentFeatures> &
+const std::vector<ComponentSums> &
 CPUEngine::GetFeatures() const
 {
   return m_Features;
@@ -138,7 +138,7 @@ CPUEngine::ReleaseMemory()
   std::vector<RowBlock>().swap(m_Blocks);
   m_RowStart.Release();
   m_Parent.Release();
-  std::vector<ComponentFeatures>().swap(m_Features);
+  std::vector<ComponentSums>().swap(m_Features);
 }
 
 template <typename TOutput>

@@ -57,7 +57,7 @@ struct RowBlock
    * global parent array and released. */
   Buffer<std::uint64_t> localParent;
   /** Sums over the block's runs of components whose first run lies in an earlier block. */
-  std::vector<std::pair<std::uint64_t, ComponentFeatures>> foreignFeatures;
+  std::vector<std::pair<std::uint64_t, ComponentSums>> foreignFeatures;
 };
 
 /** The Engine that CreateCPUEngine() returns: run-length labeling on host threads. */
@@ -75,7 +75,7 @@ public:
   std::uint64_t
   Analyze(const LabelingRequest & request) override;
 
-  const std::vector<ComponentFeatures> &
+  const std::vector<ComponentSums> &
   GetFeatures() const override;
 
   void
@@ -195,7 +195,7 @@ private:
   Buffer<std::uint64_t> m_RowStart;
   /** Union-find parent of each run while uniting; its component number after NumberComponents(). */
   Buffer<std::uint64_t>          m_Parent;
-  std::vector<ComponentFeatures> m_Features;
+  std::vector<ComponentSums> m_Features;
 };
 
 } // namespace cpu

@@ -17,7 +17,7 @@
  *=========================================================================*/
 
 // The feature stage of the CPU engine's Analyze(): once every run has its component number, each
-// block of rows adds its runs to the ComponentFeatures of their components (pixel count, bounding
+// block of rows adds its runs to the ComponentSums of their components (pixel count, bounding
 // box, index sums, and on request the shape sums and perimeter intercepts), in parallel; the sums
 // of components that a block shares with an earlier block are merged afterwards in block order, so
 // the result is the same for any number of threads. The per-run sums are in itkCCACPUFeatures.h.
@@ -97,7 +97,7 @@ CPUEngine::ComputeFeaturesOfBlock(RowBlock & block)
   const std::uint64_t * const componentOfRun = m_Parent.Data();
   const std::uint64_t *       component = componentOfRun + block.firstRun;
   const Run *                 runs = block.runs.Data();
-  ComponentFeatures *         features = m_Features.data();
+  ComponentSums *         features = m_Features.data();
 
   std::unordered_map<std::uint64_t, std::size_t> foreignIndex;
   // The runs of a foreign component tend to follow each other: remember the last one looked up.
@@ -131,7 +131,7 @@ CPUEngine::ComputeFeaturesOfBlock(RowBlock & block)
     for (std::uint64_t i = begin; i < end; ++i)
     {
       const std::uint64_t k = component[i];
-      ComponentFeatures * target;
+      ComponentSums * target;
       if (k >= block.firstComponent)
       {
         target = features + k;
@@ -143,7 +143,7 @@ CPUEngine::ComputeFeaturesOfBlock(RowBlock & block)
           const auto inserted = foreignIndex.emplace(k, block.foreignFeatures.size());
           if (inserted.second)
           {
-            block.foreignFeatures.emplace_back(k, ComponentFeatures{});
+            block.foreignFeatures.emplace_back(k, ComponentSums{});
           }
           lastForeign = k;
           lastForeignIndex = inserted.first->second;
@@ -171,7 +171,7 @@ CPUEngine::ComputeFeaturesOfBlock(RowBlock & block)
 void
 CPUEngine::ComputeFeatures()
 {
-  m_Features.assign(static_cast<std::size_t>(m_NumberOfComponents), ComponentFeatures{});
+  m_Features.assign(static_cast<std::size_t>(m_NumberOfComponents), ComponentSums{});
 
   ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this](std::uint64_t b) {
     RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
@@ -195,7 +195,7 @@ CPUEngine::ComputeFeatures()
     {
       MergeFeatures(m_Features[static_cast<std::size_t>(part.first)], part.second);
     }
-    std::vector<std::pair<std::uint64_t, ComponentFeatures>>().swap(block.foreignFeatures);
+    std::vector<std::pair<std::uint64_t, ComponentSums>>().swap(block.foreignFeatures);
   }
 }
 

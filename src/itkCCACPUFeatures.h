@@ -18,7 +18,7 @@
 #ifndef itkCCACPUFeatures_h
 #define itkCCACPUFeatures_h
 
-// The per-run feature sums of the CPU engine: adding one run to a component's ComponentFeatures
+// The per-run feature sums of the CPU engine: adding one run to a component's ComponentSums
 // (pixel count, bounding box, index sums), and on request the second moments, border counts and
 // perimeter intercepts that ITK's shape attributes are computed from, plus the merge of two partial
 // sums of one component. The closed-form arithmetic per run is shared with the CUDA engine through
@@ -43,7 +43,7 @@ namespace cpu
 
 /** Adds the run [begin, end) of row (y, z) to `features`. */
 inline void
-AddRun(ComponentFeatures & features, const Run & run, std::uint64_t y, std::uint64_t z)
+AddRun(ComponentSums & features, const Run & run, std::uint64_t y, std::uint64_t z)
 {
   const std::uint64_t length = run.end - run.begin;
   if (features.numberOfPixels == 0)
@@ -100,7 +100,7 @@ MakeRowShape(const std::array<std::uint64_t, MaxDimension> & size, unsigned dime
  * ITK's ShapeLabelMapFilter counts NumberOfPixelsOnBorder and PerimeterOnBorder (the latter per
  * dimension, before the spacing). */
 inline void
-AddShapeSums(ComponentFeatures & features, const Run & run, const RowShape & row)
+AddShapeSums(ComponentSums & features, const Run & run, const RowShape & row)
 {
   const std::uint64_t length = run.end - run.begin;
   std::uint64_t       products[6];
@@ -130,13 +130,13 @@ struct InterceptNeighbor
 
 /** Adds the perimeter intercepts of run `run` of component `component` to `features`: for each
  * pixel of the run and each of its 3^D - 1 neighbors that is not in the component, one intercept
- * of the neighbor's direction class (see ComponentFeatures::intercepts). The two x neighbors
+ * of the neighbor's direction class (see ComponentSums::intercepts). The two x neighbors
  * outside the run give two intercepts of class (1,0,0); in each neighboring row, the pixels of
  * the run whose neighbor straight across, and those whose neighbors at x - 1 and x + 1, are not
  * in the component count for the straight and the x-diagonal class. Runs of the neighboring row
  * are visited in order, and `next` moves forward only, as the runs of the current row do. */
 inline void
-AddIntercepts(ComponentFeatures &   features,
+AddIntercepts(ComponentSums &   features,
               const Run &           run,
               std::uint64_t         component,
               InterceptNeighbor *   neighbors,
@@ -178,7 +178,7 @@ AddIntercepts(ComponentFeatures &   features,
 
 /** Adds the pixels summed up in `part` to `features`. */
 inline void
-MergeFeatures(ComponentFeatures & features, const ComponentFeatures & part)
+MergeFeatures(ComponentSums & features, const ComponentSums & part)
 {
   if (features.numberOfPixels == 0)
   {

@@ -191,7 +191,7 @@ public:
   Analyze(const LabelingRequest & request) = 0;
 
   /** Features of the last Analyze(), in label order. */
-  virtual const std::vector<ComponentFeatures> &
+  virtual const std::vector<ComponentSums> &
   GetFeatures() const = 0;
 
   /** Writes the label image of the last Analyze() (raster order, same size as the input). */
@@ -222,7 +222,7 @@ CreateCudaEngine(int deviceId);
 
 /** The LabelMap's attributes of the components with sums `sums` (itkCCAShapeAttributes.cxx). */
 void
-ComputeShapeAttributes(const std::vector<ComponentFeatures> &                             sums,
+ComputeShapeAttributes(const std::vector<ComponentSums> &                             sums,
                        const CudaConnectedComponentAnalysisEngine::Geometry &               geometry,
                        const CudaConnectedComponentAnalysisEngine::ShapeOptions &           options,
                        const CudaConnectedComponentAnalysisEngine::Lines &                  lines,

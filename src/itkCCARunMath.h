@@ -102,7 +102,7 @@ RunIndexSums(std::uint64_t sumX, std::uint64_t length, std::uint64_t y, std::uin
   sums[2] = z * length;
 }
 
-/** Σxx, Σyy, Σzz, Σxy, Σxz, Σyz of the run's pixels (ComponentFeatures::indexProductSum's order). */
+/** Σxx, Σyy, Σzz, Σxy, Σxz, Σyz of the run's pixels (ComponentSums::indexProductSum's order). */
 CCA_HOST_DEVICE void
 RunIndexProductSums(std::uint64_t begin,
                     std::uint64_t end,

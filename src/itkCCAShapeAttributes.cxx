@@ -132,7 +132,7 @@ public:
   }
 
   void
-  Compute(std::uint64_t component, const ComponentFeatures & f, Engine::ShapeAttributes & a) const
+  Compute(std::uint64_t component, const ComponentSums & f, Engine::ShapeAttributes & a) const
   {
     const IndexType start = m_Region.GetIndex();
     const double    n = static_cast<double>(f.numberOfPixels);
@@ -489,7 +489,7 @@ private:
 
 template <unsigned int D>
 void
-ComputeAll(const std::vector<ComponentFeatures> & sums,
+ComputeAll(const std::vector<ComponentSums> & sums,
            const Engine::Geometry &               geometry,
            const Engine::ShapeOptions &           options,
            const Engine::Lines &                  lines,
@@ -512,7 +512,7 @@ ComputeAll(const std::vector<ComponentFeatures> & sums,
 } // namespace
 
 void
-ComputeShapeAttributes(const std::vector<ComponentFeatures> & sums,
+ComputeShapeAttributes(const std::vector<ComponentSums> & sums,
                        const Engine::Geometry &               geometry,
                        const Engine::ShapeOptions &           options,
                        const Engine::Lines &                  lines,

@@ -174,7 +174,7 @@ CudaConnectedComponentAnalysisEngine::GetDescription() const
   return m_Internals->description;
 }
 
-const std::vector<cca::ComponentFeatures> &
+const std::vector<cca::ComponentSums> &
 CudaConnectedComponentAnalysisEngine::GetComponentSums() const
 {
   return m_Internals->Analyzed().GetFeatures();

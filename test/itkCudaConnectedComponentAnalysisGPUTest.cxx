@@ -157,7 +157,7 @@ OutOfMemory()
 struct EngineResult
 {
   std::uint64_t                         count = 0;
-  std::vector<cca::ComponentFeatures>   features;
+  std::vector<cca::ComponentSums>   features;
   std::vector<std::uint32_t>            labels;
 };
 
