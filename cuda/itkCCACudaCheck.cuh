@@ -50,6 +50,10 @@ ThrowCudaError(cudaError_t status, const char * what, const char * file, int lin
     msg << "CUDA error in " << what;
   }
   msg << ": " << cudaGetErrorName(status) << " (" << cudaGetErrorString(status) << ") at " << file << ':' << line;
+  if (status == cudaErrorMemoryAllocation)
+  {
+    throw EngineOutOfMemory(msg.str());
+  }
   throw EngineError(msg.str());
 }
 

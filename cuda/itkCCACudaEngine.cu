@@ -30,6 +30,12 @@
 #include <algorithm>
 #include <sstream>
 
+#if defined(_WIN32)
+#  include <windows.h>
+#else
+#  include <dlfcn.h>
+#endif
+
 namespace itk
 {
 namespace cca
@@ -440,6 +446,31 @@ IsCudaEngineCompiled()
   return true;
 }
 
+namespace
+{
+/** Whether the CUDA driver library can be loaded at all: the static CUDA runtime reports a missing driver
+ * and an old one alike (cudaErrorInsufficientDriver). */
+bool
+CudaDriverInstalled()
+{
+#if defined(_WIN32)
+  HMODULE driver = LoadLibraryA("nvcuda.dll");
+  if (driver)
+  {
+    FreeLibrary(driver);
+  }
+  return driver != nullptr;
+#else
+  void * driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver)
+  {
+    dlclose(driver);
+  }
+  return driver != nullptr;
+#endif
+}
+} // namespace
+
 int
 GetCudaDeviceCount(std::string * reason)
 {
@@ -450,7 +481,18 @@ GetCudaDeviceCount(std::string * reason)
     cudaGetLastError();
     if (reason)
     {
-      *reason = std::string("no usable CUDA device: ") + cudaGetErrorString(status);
+      if (status == cudaErrorNoDevice)
+      {
+        *reason = "no CUDA device found";
+      }
+      else if (status == cudaErrorInsufficientDriver && !CudaDriverInstalled())
+      {
+        *reason = "no CUDA driver found (the NVIDIA driver's libcuda is not installed)";
+      }
+      else
+      {
+        *reason = std::string("no usable CUDA device: ") + cudaGetErrorString(status);
+      }
     }
     return 0;
   }

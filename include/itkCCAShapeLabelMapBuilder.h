@@ -46,20 +46,22 @@ public:
   static constexpr unsigned int ImageDimension = LabelMapType::ImageDimension;
   using EngineType = CudaConnectedComponentAnalysisEngine;
 
-  /** Fills `labelMap` (whose geometry is already the image's) with one object per component;
-   * `labelOf(k)` is the label of the k-th component. */
+  /** Fills `labelMap` (whose geometry is already the image's) with one object per component on `threader`,
+   * reporting to `progress`; `labelOf(k)` is the label of the k-th component. */
   template <typename TLabelOf>
   static void
   Build(LabelMapType *                                 labelMap,
         const EngineType::Lines &                      lines,
         const std::vector<EngineType::ShapeAttributes> & attributes,
         const EngineType::ShapeOptions &               options,
-        const TLabelOf &                               labelOf)
+        const TLabelOf &                               labelOf,
+        MultiThreaderBase *                            threader,
+        ProcessObject *                                progress)
   {
     const std::size_t                              numComponents = attributes.size();
     std::vector<typename LabelObjectType::Pointer> objects(numComponents);
-    // Objects are independent: build them on ITK's threads; only the insertion into the map is serial.
-    MultiThreaderBase::New()->ParallelizeArray(
+    // Objects are independent: build them on the filter's work units; only the insertion into the map is serial.
+    threader->ParallelizeArray(
       0,
       numComponents,
       [&](SizeValueType k) {
@@ -77,7 +79,7 @@ public:
         CopyAttributes(attributes[k], options, object);
         objects[k] = object;
       },
-      nullptr);
+      progress);
     for (auto & object : objects)
     {
       labelMap->AddLabelObject(object);

@@ -20,6 +20,8 @@
 
 #include "CudaConnectedComponentAnalysisExport.h"
 #include "itkCudaConnectedComponentAnalysisEnums.h"
+#include "itkMultiThreaderBase.h"
+#include "itkProcessObject.h"
 
 #include <array>
 #include <cstdint>
@@ -142,6 +144,12 @@ public:
   public:
     using std::runtime_error::runtime_error;
   };
+  /** Raised when memory (host or device) runs out; what() says what was being allocated. */
+  class MemoryError : public Error
+  {
+  public:
+    using Error::Error;
+  };
 
   /** What to label: a dense image in raster order (x fastest), up to three dimensions. */
   struct Request
@@ -245,13 +253,14 @@ public:
   ComputeLines(const Geometry & geometry, Lines & lines);
 
   /** The ShapeLabelObject attributes of the last Analyze()'s components (which needed computeShapeSums, and
-   * computePerimeter for the perimeter), on `numberOfThreads` threads. `lines` (from ComputeLines()) serve
-   * the Feret diameter and the oriented bounding box. */
+   * computePerimeter for the perimeter), on `threader`'s work units, reporting progress to `progress` (may be
+   * null). `lines` (from ComputeLines()) serve the Feret diameter and the oriented bounding box. */
   void
   ComputeShapeAttributes(const Geometry &               geometry,
                          const ShapeOptions &           options,
                          const Lines &                  lines,
-                         unsigned                       numberOfThreads,
+                         MultiThreaderBase *            threader,
+                         ProcessObject *                progress,
                          std::vector<ShapeAttributes> & attributes) const;
 
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now (`reason`: why none). */

@@ -81,6 +81,13 @@ namespace itk
  * Images of 2^32 pixels or more exceed the CUDA engine's 32-bit index type: Automatic labels them
  * with the CPU engine, CUDA throws.
  *
+ * Images of 1 to 3 dimensions: both engines lay out runs along x in rows (y) and slices (z) and merge
+ * over the 3^D neighborhood written out for D <= 3; for 4D images use ConnectedComponentImageFilter.
+ *
+ * As ITK's filters: progress from 0 to 1 over the whole update, AbortGenerateData honoured between stages
+ * (ProcessAborted), SetNumberOfWorkUnits() for the CPU engine's threads and the LabelMap's loops (identical
+ * results for any number), MemoryAllocationError when host or GPU memory runs out.
+ *
  * \sa ConnectedComponentImageFilter
  * \ingroup CudaConnectedComponentAnalysis
  */
@@ -324,6 +331,10 @@ private:
   /** Builds the engine request for the input (and mask), checking that their buffers match the region. */
   EngineType::Request
   MakeRequest(const RegionType & region) const;
+
+  /** Throws ProcessAborted, as ITK's filters do, once AbortGenerateData is set (checked between stages). */
+  void
+  ThrowIfAborted();
 
   /** The image's geometry for the LabelMap's lines and attributes. */
   EngineType::Geometry

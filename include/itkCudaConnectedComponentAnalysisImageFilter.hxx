@@ -22,10 +22,13 @@
 #include "itkCCAShapeLabelMapBuilder.h"
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
+#include "itkProgressTransformer.h"
 
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <sstream>
+#include <string>
 
 namespace itk
 {
@@ -180,29 +183,37 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
   if (m_GenerateLabelMap)
   {
-    // The second-moment sums are exact 64-bit integers: refuse images where they could overflow.
-    long double bound = static_cast<long double>(region.GetNumberOfPixels());
-    SizeValueType side = 0;
+    // The second-moment sums are exact 64-bit integers. Any component's Σq_d² is at most the image's,
+    // (N / s_d)·(s_d − 1)s_d(2s_d − 1)/6, and its Σq_d·q_e at most the larger of two such (Cauchy-Schwarz):
+    // refuse only images where that bound reaches 2^64.
+    const long double pixels = static_cast<long double>(region.GetNumberOfPixels());
     for (unsigned int d = 0; d < ImageDimension; ++d)
     {
-      side = std::max<SizeValueType>(side, region.GetSize(d));
-    }
-    bound *= static_cast<long double>(side) * static_cast<long double>(side);
-    if (bound >= 18446744073709551616.0L)
-    {
-      itkExceptionMacro(<< "The image " << region.GetSize()
-                        << " is too large for the LabelMap's 64-bit moment sums; use GenerateLabelMapOff()");
+      const long double side = static_cast<long double>(region.GetSize(d));
+      const long double bound = pixels / side * ((side - 1) * side * (2 * side - 1) / 6);
+      if (bound >= 18446744073709551616.0L)
+      {
+        itkExceptionMacro(<< "The image " << region.GetSize()
+                          << " is too large for the LabelMap's 64-bit moment sums; use GenerateLabelMapOff()");
+      }
     }
   }
 
   m_SkippedLabel = m_BackgroundValue >= OutputPixelType{} ? static_cast<std::uint64_t>(m_BackgroundValue)
                                                           : std::numeric_limits<std::uint64_t>::max();
+  // Work units as ITK's filters take them: the CPU engine's threads and the LabelMap's parallel loops.
+  MultiThreaderBase * threader = this->GetMultiThreader();
+  threader->SetNumberOfWorkUnits(this->GetNumberOfWorkUnits());
+  // Progress over the whole update: the engine, the label image, the LabelMap's lines, attributes, objects.
+  const float labelsDone = m_GenerateLabelMap ? 0.6f : 1.0f;
+  this->UpdateProgress(0.0f);
   try
   {
     auto                t0 = Clock::now();
-    const std::uint64_t count =
-      m_Engine.Analyze(request, m_Backend, m_DeviceId, MultiThreaderBase::GetGlobalDefaultNumberOfThreads());
+    const std::uint64_t count = m_Engine.Analyze(request, m_Backend, m_DeviceId, this->GetNumberOfWorkUnits());
     m_TimeSplit.Analyze = seconds(t0);
+    this->UpdateProgress(m_GenerateLabelImage ? 0.4f * labelsDone : labelsDone);
+    this->ThrowIfAborted();
 
     if (count > static_cast<std::uint64_t>(NumericTraits<OutputPixelType>::max()))
     {
@@ -220,6 +231,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
       m_Engine.WriteLabels(
         output->GetBufferPointer(), cca::ScalarKindOf<OutputPixelType>(), backgroundBits, m_SkippedLabel);
       m_TimeSplit.WriteLabels = seconds(t0);
+      this->UpdateProgress(labelsDone);
+      this->ThrowIfAborted();
     }
     if (m_GenerateLabelMap)
     {
@@ -228,17 +241,39 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
       EngineType::Lines          lines;
       m_Engine.ComputeLines(geometry, lines);
       m_TimeSplit.ExportRuns = seconds(t0);
+      this->UpdateProgress(0.7f);
+      this->ThrowIfAborted();
       t0 = Clock::now();
       EngineType::ShapeOptions options;
       options.computePerimeter = m_ComputePerimeter;
       options.computeFeretDiameter = m_ComputeFeretDiameter;
       options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
       std::vector<EngineType::ShapeAttributes> attributes;
-      m_Engine.ComputeShapeAttributes(
-        geometry, options, lines, MultiThreaderBase::GetGlobalDefaultNumberOfThreads(), attributes);
-      CCAShapeLabelMapBuilder<LabelMapType>::Build(
-        this->GetLabelMap(), lines, attributes, options, [this](std::uint64_t k) { return this->LabelOf(k); });
+      {
+        ProgressTransformer attributesProgress(0.7f, 0.9f, this);
+        m_Engine.ComputeShapeAttributes(
+          geometry, options, lines, threader, attributesProgress.GetProcessObject(), attributes);
+      }
+      this->ThrowIfAborted();
+      try
+      {
+        ProgressTransformer objectsProgress(0.9f, 1.0f, this);
+        CCAShapeLabelMapBuilder<LabelMapType>::Build(this->GetLabelMap(),
+                                                     lines,
+                                                     attributes,
+                                                     options,
+                                                     [this](std::uint64_t k) { return this->LabelOf(k); },
+                                                     threader,
+                                                     objectsProgress.GetProcessObject());
+      }
+      catch (const std::bad_alloc &)
+      {
+        this->GetLabelMap()->ClearLabels();
+        throw EngineType::MemoryError("out of host memory while building the LabelMap's " + std::to_string(count) +
+                                      " objects");
+      }
       m_TimeSplit.BuildLabelMap = seconds(t0);
+      this->UpdateProgress(1.0f);
     }
 
     m_ObjectCount = static_cast<LabelType>(count);
@@ -246,9 +281,29 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     m_BackendDescription = m_Engine.GetDescription();
     this->StoreFeatures(region);
   }
+  catch (const EngineType::MemoryError & e)
+  {
+    // ITK's own exception for this, so that callers that handle it (and Python) see what it is.
+    std::ostringstream message;
+    message << "Connected component analysis failed (" << m_Backend << "): " << e.what();
+    throw MemoryAllocationError(__FILE__, __LINE__, message.str(), ITK_LOCATION);
+  }
   catch (const EngineType::Error & e)
   {
     itkExceptionMacro(<< "Connected component analysis failed (" << m_Backend << "): " << e.what());
+  }
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::ThrowIfAborted()
+{
+  if (this->GetAbortGenerateData())
+  {
+    ProcessAborted aborted(__FILE__, __LINE__);
+    aborted.SetDescription("CudaConnectedComponentAnalysisImageFilter: the update was aborted (AbortGenerateData)");
+    aborted.SetLocation(ITK_LOCATION);
+    throw aborted;
   }
 }
 

@@ -99,7 +99,7 @@ CPUEngine::Analyze(const LabelingRequest & request)
   catch (const std::bad_alloc &)
   {
     ReleaseMemory();
-    throw EngineError("CPU engine: out of memory while labeling an image of " +
+    throw EngineOutOfMemory("CPU engine: out of memory while labeling an image of " +
                       std::to_string(request.NumberOfPixels()) + " pixels");
   }
   m_Analyzed = true;
@@ -210,11 +210,11 @@ CPUEngine::ExportRuns(RunTable & table)
   }
   catch (const std::bad_alloc &)
   {
-    throw EngineError("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
+    throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
   }
   catch (const std::length_error &)
   {
-    throw EngineError("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
+    throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
   }
 
   ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, &table](std::uint64_t b) {

@@ -50,6 +50,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+/** Raised when host or device memory runs out; the message says what was being allocated. */
+class EngineOutOfMemory : public EngineError
+{
+public:
+  using EngineError::EngineError;
+};
+
 /** Raised when an engine cannot be used at all (no device, no CUDA build, image too large for its
  * index type); the automatic backend falls back to the CPU engine on this error and on no other. */
 class EngineUnavailable : public EngineError
@@ -226,7 +233,8 @@ ComputeShapeAttributes(const std::vector<ComponentSums> &                       
                        const CudaConnectedComponentAnalysisEngine::Geometry &               geometry,
                        const CudaConnectedComponentAnalysisEngine::ShapeOptions &           options,
                        const CudaConnectedComponentAnalysisEngine::Lines &                  lines,
-                       unsigned                                                             numberOfThreads,
+                       MultiThreaderBase *                                                  threader,
+                       ProcessObject *                                                      progress,
                        std::vector<CudaConnectedComponentAnalysisEngine::ShapeAttributes> & attributes);
 
 } // namespace cca

@@ -493,20 +493,16 @@ ComputeAll(const std::vector<ComponentSums> & sums,
            const Engine::Geometry &               geometry,
            const Engine::ShapeOptions &           options,
            const Engine::Lines &                  lines,
-           unsigned                               numberOfThreads,
+           MultiThreaderBase *                    threader,
+           ProcessObject *                        progress,
            std::vector<Engine::ShapeAttributes> & attributes)
 {
   const ShapeAttributeCalculator<D> calculator(geometry, options, lines);
   attributes.assign(sums.size(), Engine::ShapeAttributes{});
-  // Components are independent (their eigen-systems dominate): on ITK's threads, as ShapeLabelMapFilter.
-  auto threader = MultiThreaderBase::New();
-  if (numberOfThreads > 0)
-  {
-    threader->SetMaximumNumberOfThreads(numberOfThreads);
-    threader->SetNumberOfWorkUnits(numberOfThreads);
-  }
+  // Components are independent (their eigen-systems dominate): on the filter's work units, as
+  // ShapeLabelMapFilter.
   threader->ParallelizeArray(
-    0, sums.size(), [&](SizeValueType k) { calculator.Compute(k, sums[k], attributes[k]); }, nullptr);
+    0, sums.size(), [&](SizeValueType k) { calculator.Compute(k, sums[k], attributes[k]); }, progress);
 }
 
 } // namespace
@@ -516,17 +512,18 @@ ComputeShapeAttributes(const std::vector<ComponentSums> & sums,
                        const Engine::Geometry &               geometry,
                        const Engine::ShapeOptions &           options,
                        const Engine::Lines &                  lines,
-                       unsigned                               numberOfThreads,
+                       MultiThreaderBase *                    threader,
+                       ProcessObject *                        progress,
                        std::vector<Engine::ShapeAttributes> & attributes)
 {
   switch (geometry.dimension)
   {
     case 1:
-      return ComputeAll<1>(sums, geometry, options, lines, numberOfThreads, attributes);
+      return ComputeAll<1>(sums, geometry, options, lines, threader, progress, attributes);
     case 2:
-      return ComputeAll<2>(sums, geometry, options, lines, numberOfThreads, attributes);
+      return ComputeAll<2>(sums, geometry, options, lines, threader, progress, attributes);
     case 3:
-      return ComputeAll<3>(sums, geometry, options, lines, numberOfThreads, attributes);
+      return ComputeAll<3>(sums, geometry, options, lines, threader, progress, attributes);
     default:
       throw Engine::Error("shape attributes: image dimension " + std::to_string(geometry.dimension) + " is not supported (1 to 3)");
   }

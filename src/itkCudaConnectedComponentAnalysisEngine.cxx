@@ -110,6 +110,70 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   }
 };
 
+namespace
+{
+/** Runs `step` and turns what it throws into the facade's errors: running out of memory (the engines',
+ * or std::bad_alloc in host code here) into MemoryError naming `what`, the engines' other errors into Error. */
+template <typename TStep>
+auto
+Translated(const char * what, const TStep & step) -> decltype(step())
+{
+  try
+  {
+    return step();
+  }
+  catch (const cca::EngineOutOfMemory & e)
+  {
+    throw CudaConnectedComponentAnalysisEngine::MemoryError(e.what());
+  }
+  catch (const cca::EngineError & e)
+  {
+    throw CudaConnectedComponentAnalysisEngine::Error(e.what());
+  }
+  catch (const std::bad_alloc &)
+  {
+    throw CudaConnectedComponentAnalysisEngine::MemoryError(std::string("out of host memory while ") + what);
+  }
+  catch (const std::length_error &)
+  {
+    throw CudaConnectedComponentAnalysisEngine::MemoryError(std::string("out of host memory while ") + what);
+  }
+}
+/** The lines of `engine`'s last Analyze(): its runs, grouped by component. */
+void
+LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geometry & geometry,
+        CudaConnectedComponentAnalysisEngine::Lines & lines)
+{
+  cca::RunTable runs;
+  engine.ExportRuns(runs);
+  const std::size_t numComponents = engine.GetFeatures().size();
+  const std::size_t numRuns = runs.row.size();
+  const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
+  // Counting sort of the runs by component, stable: each component's lines stay in raster order.
+  lines.firstLine.assign(numComponents + 1, 0);
+  for (std::size_t i = 0; i < numRuns; ++i)
+  {
+    ++lines.firstLine[runs.label[i] + 1];
+  }
+  for (std::size_t k = 0; k < numComponents; ++k)
+  {
+    lines.firstLine[k + 1] += lines.firstLine[k];
+  }
+  lines.index.resize(numRuns);
+  lines.length.resize(numRuns);
+  std::vector<std::uint64_t> next(lines.firstLine.begin(), lines.firstLine.end() - 1);
+  for (std::size_t i = 0; i < numRuns; ++i)
+  {
+    const std::uint64_t j = next[runs.label[i]]++;
+    auto &              index = lines.index[j];
+    index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
+    index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
+    index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
+    lines.length[j] = runs.length[i];
+  }
+}
+} // namespace
+
 CudaConnectedComponentAnalysisEngine::CudaConnectedComponentAnalysisEngine()
   : m_Internals(std::make_unique<Internals>())
 {}
@@ -132,8 +196,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
   request.maskKind = r.maskKind;
   request.computeShapeSums = r.computeShapeSums;
   request.computePerimeter = r.computePerimeter;
-  try
-  {
+  return Translated("labeling the image", [&]() -> std::uint64_t {
     cca::Engine * engine = backend == Backend::Automatic ? &in.AcquireAutomatic(deviceId, numberOfThreads)
                                                          : &in.Acquire(backend, deviceId, numberOfThreads);
     std::uint64_t count = 0;
@@ -155,11 +218,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     in.used = in.engineBackend;
     in.description = engine->GetDescription();
     return count;
-  }
-  catch (const cca::EngineError & e)
-  {
-    throw Error(e.what());
-  }
+  });
 }
 
 CudaConnectedComponentAnalysisEngine::Backend
@@ -191,63 +250,26 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
   output.kind = kind;
   output.backgroundBits = backgroundBits;
   output.skipValue = skipValue;
-  try
-  {
-    m_Internals->Analyzed().WriteLabels(output);
-  }
-  catch (const cca::EngineError & e)
-  {
-    throw Error(e.what());
-  }
+  Translated("writing the label image", [&]() { m_Internals->Analyzed().WriteLabels(output); });
 }
 
 void
 CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
 {
-  cca::RunTable runs;
-  try
-  {
-    m_Internals->Analyzed().ExportRuns(runs);
-  }
-  catch (const cca::EngineError & e)
-  {
-    throw Error(e.what());
-  }
-  const std::size_t numComponents = m_Internals->Analyzed().GetFeatures().size();
-  const std::size_t numRuns = runs.row.size();
-  const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
-  // Counting sort of the runs by component, stable: each component's lines stay in raster order.
-  lines.firstLine.assign(numComponents + 1, 0);
-  for (std::size_t i = 0; i < numRuns; ++i)
-  {
-    ++lines.firstLine[runs.label[i] + 1];
-  }
-  for (std::size_t k = 0; k < numComponents; ++k)
-  {
-    lines.firstLine[k + 1] += lines.firstLine[k];
-  }
-  lines.index.resize(numRuns);
-  lines.length.resize(numRuns);
-  std::vector<std::uint64_t> next(lines.firstLine.begin(), lines.firstLine.end() - 1);
-  for (std::size_t i = 0; i < numRuns; ++i)
-  {
-    const std::uint64_t j = next[runs.label[i]]++;
-    auto &              index = lines.index[j];
-    index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
-    index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
-    index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
-    lines.length[j] = runs.length[i];
-  }
+  Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, lines); });
 }
 
 void
 CudaConnectedComponentAnalysisEngine::ComputeShapeAttributes(const Geometry &               geometry,
                                                              const ShapeOptions &           options,
                                                              const Lines &                  lines,
-                                                             unsigned                       numberOfThreads,
+                                                             MultiThreaderBase *            threader,
+                                                             ProcessObject *                progress,
                                                              std::vector<ShapeAttributes> & attributes) const
 {
-  cca::ComputeShapeAttributes(m_Internals->Analyzed().GetFeatures(), geometry, options, lines, numberOfThreads, attributes);
+  Translated("computing the LabelMap's attributes", [&]() {
+    cca::ComputeShapeAttributes(m_Internals->Analyzed().GetFeatures(), geometry, options, lines, threader, progress, attributes);
+  });
 }
 
 bool

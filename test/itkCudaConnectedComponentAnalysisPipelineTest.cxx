@@ -1,0 +1,327 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The filter under ITK's pipeline conventions, one case per argument:
+//   progress   ProgressEvents from 0 to 1, never decreasing, over the whole update (LabelMap included)
+//   abort      AbortGenerateData from a progress observer throws ProcessAborted; the filter runs again after
+//   workunits  1, 2 and 64 work units give identical label images, features and LabelMaps
+//   longimage  3,000,000 x 1 and 1 x 1 x 3,000,000 images get their label image and LabelMap, equal to ITK's
+//   memory     (Linux) an update under a lowered address-space limit, in a child process: running out of
+//              memory is an itk::MemoryAllocationError, and the filter works again once memory is back
+#include "itkCCATestUtilities.h"
+#include "itkCommand.h"
+#include "itkLabelImageToShapeLabelMapFilter.h"
+
+#include <cstdlib>
+#include <vector>
+
+#if defined(__linux__)
+#  include <unistd.h>
+#endif
+
+namespace
+{
+using namespace itk;
+using namespace itk::ccatest;
+
+using UCharImage = Image<unsigned char, 2>;
+using LabelImage = Image<unsigned int, 2>;
+using FilterType = CudaConnectedComponentAnalysisImageFilter<UCharImage, LabelImage>;
+
+UCharImage::Pointer
+RandomImage(SizeValueType width, SizeValueType height, double density, std::uint32_t seed)
+{
+  return MakeRandomImage<UCharImage>(UCharImage::SizeType{ { width, height } }, density, 1, seed,
+                                     [](std::mt19937 &) { return 1; });
+}
+
+bool
+ProgressCase(Backend backend)
+{
+  auto filter = FilterType::New();
+  filter->SetInput(RandomImage(300, 211, 0.45, 3));
+  filter->SetBackend(backend);
+  std::vector<float> events;
+  auto               observer = CStyleCommand::New();
+  observer->SetClientData(&events);
+  observer->SetCallback([](Object * caller, const EventObject &, void * data) {
+    static_cast<std::vector<float> *>(data)->push_back(static_cast<ProcessObject *>(caller)->GetProgress());
+  });
+  filter->AddObserver(ProgressEvent(), observer);
+  filter->Update();
+  bool ok = events.size() >= 5 && events.front() == 0.0f && events.back() == 1.0f;
+  for (std::size_t i = 1; i < events.size(); ++i)
+  {
+    ok = ok && events[i] >= events[i - 1];
+  }
+  std::cout << events.size() << " progress events:";
+  for (float e : events)
+  {
+    std::cout << ' ' << e;
+  }
+  std::cout << std::endl;
+  if (!ok)
+  {
+    std::cerr << "progress events are not 0 .. 1, non-decreasing, at least 5" << std::endl;
+  }
+  return ok;
+}
+
+bool
+AbortCase(Backend backend)
+{
+  auto filter = FilterType::New();
+  filter->SetInput(RandomImage(200, 190, 0.5, 4));
+  filter->SetBackend(backend);
+  auto observer = CStyleCommand::New();
+  observer->SetCallback([](Object * caller, const EventObject &, void *) {
+    auto * process = static_cast<ProcessObject *>(caller);
+    if (process->GetProgress() > 0.0f)
+    {
+      process->AbortGenerateDataOn();
+    }
+  });
+  const unsigned long tag = filter->AddObserver(ProgressEvent(), observer);
+  bool                aborted = false;
+  try
+  {
+    filter->Update();
+  }
+  catch (const ProcessAborted & e)
+  {
+    aborted = true;
+    std::cout << "expected ProcessAborted: " << e.GetDescription() << std::endl;
+  }
+  filter->RemoveObserver(tag);
+  filter->AbortGenerateDataOff();
+  filter->Modified();
+  ITK_TRY_EXPECT_NO_EXCEPTION(filter->Update());
+  auto reference = ConnectedComponentImageFilter<UCharImage, LabelImage>::New();
+  reference->SetInput(filter->GetInput());
+  reference->Update();
+  const bool again = SameImage(filter->GetOutput(), reference->GetOutput(), "update after abort");
+  if (!aborted)
+  {
+    std::cerr << "AbortGenerateData did not abort the update" << std::endl;
+  }
+  return aborted && again;
+}
+
+bool
+WorkUnitsCase(Backend backend)
+{
+  auto                image = RandomImage(517, 389, 0.5, 5);
+  LabelImage::Pointer first;
+  FilterType::Pointer firstFilter;
+  bool                ok = true;
+  for (unsigned units : { 1u, 2u, 64u })
+  {
+    auto filter = FilterType::New();
+    filter->SetInput(image);
+    filter->SetBackend(backend);
+    filter->SetNumberOfWorkUnits(units);
+    filter->SetComputeFeretDiameter(true);
+    filter->Update();
+    std::cout << units << " work units: " << filter->GetObjectCount() << " objects, " << filter->GetBackendDescription()
+              << std::endl;
+    if (!first)
+    {
+      first = filter->GetOutput();
+      firstFilter = filter;
+      continue;
+    }
+    ok = SameImage(filter->GetOutput(), first.GetPointer(), "work units " + std::to_string(units)) && ok;
+    const auto * a = filter->GetLabelMap();
+    const auto * b = firstFilter->GetLabelMap();
+    ok = ok && a->GetNumberOfLabelObjects() == b->GetNumberOfLabelObjects();
+    // Walk both maps in label order (GetNthLabelObject would walk the map from its start each time).
+    FilterType::LabelMapType::ConstIterator ia(a), ib(b);
+    for (SizeValueType i = 0; ok && !ia.IsAtEnd(); ++i, ++ia, ++ib)
+    {
+      const auto * x = ia.GetLabelObject();
+      const auto * y = ib.GetLabelObject();
+      // bit-identical: the same sums give the same doubles whatever the threads
+      ok = x->GetLabel() == y->GetLabel() && x->GetNumberOfLines() == y->GetNumberOfLines() &&
+           x->GetCentroid() == y->GetCentroid() && x->GetPrincipalMoments() == y->GetPrincipalMoments() &&
+           x->GetPerimeter() == y->GetPerimeter() && x->GetFeretDiameter() == y->GetFeretDiameter();
+      if (!ok)
+      {
+        std::cerr << "LabelMap object " << i << " differs with " << units << " work units" << std::endl;
+      }
+    }
+  }
+  return ok;
+}
+
+template <unsigned D>
+bool
+LongImage(Backend backend, const typename Image<unsigned char, D>::SizeType & size)
+{
+  using InputType = Image<unsigned char, D>;
+  using LabelType = Image<unsigned int, D>;
+  auto image = MakeRandomImage<InputType>(size, 0.5, 1, 6, [](std::mt19937 &) { return 1; });
+  auto filter = CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::New();
+  filter->SetInput(image);
+  filter->SetBackend(backend);
+  ITK_TRY_EXPECT_NO_EXCEPTION(filter->Update());
+  auto reference = ConnectedComponentImageFilter<InputType, LabelType>::New();
+  reference->SetInput(image);
+  using MapType = typename CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::LabelMapType;
+  auto shape = LabelImageToShapeLabelMapFilter<LabelType, MapType>::New();
+  shape->SetInput(reference->GetOutput());
+  shape->SetNumberOfWorkUnits(1); // multi-threaded, ITK splits lines of 1-row images (README)
+  shape->Update();
+  std::ostringstream what;
+  what << "image " << size;
+  bool ok = SameImage(filter->GetOutput(), reference->GetOutput(), what.str());
+  const MapType * ours = filter->GetLabelMap();
+  const MapType * theirs = shape->GetOutput();
+  ok = ok && ours->GetNumberOfLabelObjects() == theirs->GetNumberOfLabelObjects();
+  typename MapType::ConstIterator io(ours), it(theirs);
+  for (SizeValueType i = 0; ok && !it.IsAtEnd(); ++i, ++io, ++it)
+  {
+    const auto * x = io.GetLabelObject();
+    const auto * y = it.GetLabelObject();
+    ok = x->GetLabel() == y->GetLabel() && x->GetNumberOfPixels() == y->GetNumberOfPixels() &&
+         x->GetBoundingBox() == y->GetBoundingBox() && x->GetNumberOfPixelsOnBorder() == y->GetNumberOfPixelsOnBorder();
+    for (unsigned d = 0; ok && d < D; ++d)
+    {
+      ok = std::abs(x->GetCentroid()[d] - y->GetCentroid()[d]) <= 1e-9 * (1.0 + std::abs(y->GetCentroid()[d]));
+    }
+    ok = ok && std::abs(x->GetPerimeter() - y->GetPerimeter()) <= 1e-9 * y->GetPerimeter();
+    if (!ok)
+    {
+      std::cerr << what.str() << ": object " << i << " differs from ITK's" << std::endl;
+    }
+  }
+  std::cout << what.str() << ": " << filter->GetObjectCount() << " objects, LabelMap equal to ITK's: " << ok
+            << std::endl;
+  return ok;
+}
+
+bool
+LongImageCase(Backend backend)
+{
+  bool ok = LongImage<2>(backend, Size<2>{ { 3000000, 1 } });
+  ok = LongImage<3>(backend, Size<3>{ { 1, 1, 3000000 } }) && ok;
+  return ok;
+}
+
+/** In the child (address space limited by the parent): a LabelMap of ~1.2 M objects does not fit; the
+ * error must be ITK's MemoryAllocationError, and a small update afterwards must work. */
+int
+MemoryChild(Backend backend)
+{
+  auto filter = FilterType::New();
+  filter->SetBackend(backend);
+  filter->SetInput(RandomImage(3072, 3072, 0.3, 7));
+  bool caught = false;
+  try
+  {
+    filter->Update();
+    std::cerr << "no exception: " << filter->GetObjectCount() << " objects fitted" << std::endl;
+  }
+  catch (const MemoryAllocationError & e)
+  {
+    caught = true;
+    std::cout << "expected MemoryAllocationError: " << e.GetDescription() << std::endl;
+  }
+  catch (const std::bad_alloc &)
+  {
+    std::cerr << "raw std::bad_alloc escaped" << std::endl;
+    return EXIT_FAILURE;
+  }
+  // Memory is back once the large buffers are gone: the same filter labels a small image.
+  filter->SetInput(RandomImage(64, 64, 0.5, 8));
+  filter->Update();
+  std::cout << "after the failure: " << filter->GetObjectCount() << " objects" << std::endl;
+  return caught && filter->GetObjectCount() > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+bool
+MemoryCase(Backend backend, const char * backendName)
+{
+#if defined(__linux__)
+  char      exe[4096];
+  const auto n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0)
+  {
+    std::cerr << "cannot find the test driver" << std::endl;
+    return false;
+  }
+  exe[n] = '\0';
+  (void)backend;
+  // 1.2 GB of address space: the program, ITK and the engine fit, ~1.2 M heap label objects do not.
+  const std::string command = std::string("ulimit -v 1200000 && exec '") + exe +
+                              "' itkCudaConnectedComponentAnalysisPipelineTest memorychild " + backendName;
+  const int status = std::system(command.c_str());
+  std::cout << "child exit status " << status << std::endl;
+  return status == 0;
+#else
+  (void)backend;
+  (void)backendName;
+  std::cout << "memory case: Linux only" << std::endl;
+  return true;
+#endif
+}
+} // namespace
+
+int
+itkCudaConnectedComponentAnalysisPipelineTest(int argc, char * argv[])
+{
+  if (argc < 3)
+  {
+    std::cerr << "Usage: " << argv[0] << " progress|abort|workunits|longimage|memory backend" << std::endl;
+    return EXIT_FAILURE;
+  }
+  const std::string mode = argv[1];
+  const Backend     backend = ParseBackend(argv[2]);
+  if (CudaUnavailable(backend))
+  {
+    return SkipReturnCode;
+  }
+  if (mode == "memorychild")
+  {
+    return MemoryChild(backend);
+  }
+  bool ok = false;
+  if (mode == "progress")
+  {
+    ok = ProgressCase(backend);
+  }
+  else if (mode == "abort")
+  {
+    ok = AbortCase(backend);
+  }
+  else if (mode == "workunits")
+  {
+    ok = WorkUnitsCase(backend);
+  }
+  else if (mode == "longimage")
+  {
+    ok = LongImageCase(backend);
+  }
+  else if (mode == "memory")
+  {
+    ok = MemoryCase(backend, argv[2]);
+  }
+  else
+  {
+    std::cerr << "unknown case " << mode << std::endl;
+  }
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
