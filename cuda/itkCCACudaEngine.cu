@@ -17,8 +17,7 @@
  *=========================================================================*/
 // The CUDA engine's update along the data path -- pixels to foreground bits, runs, merge, numbering,
 // features, download -- with the stages in itkCCACudaStages.cu and the merge and feature accumulation
-// in the request's feature variant (FLSL+CD by default); the label image and the runs on request; the
-// engine's factory.
+// in the request's feature variant (FLSL+CD by default); the label image and the runs on request.
 
 #include "itkCCACudaEngine.cuh"
 
@@ -29,12 +28,6 @@
 
 #include <algorithm>
 #include <sstream>
-
-#if defined(_WIN32)
-#  include <windows.h>
-#else
-#  include <dlfcn.h>
-#endif
 
 namespace itk
 {
@@ -439,87 +432,5 @@ CudaEngine::ReleaseHandles()
 }
 
 } // namespace cuda
-
-bool
-IsCudaEngineCompiled()
-{
-  return true;
-}
-
-namespace
-{
-/** Whether the CUDA driver library can be loaded at all: the static CUDA runtime reports a missing driver
- * and an old one alike (cudaErrorInsufficientDriver). */
-bool
-CudaDriverInstalled()
-{
-#if defined(_WIN32)
-  HMODULE driver = LoadLibraryA("nvcuda.dll");
-  if (driver)
-  {
-    FreeLibrary(driver);
-  }
-  return driver != nullptr;
-#else
-  void * driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (driver)
-  {
-    dlclose(driver);
-  }
-  return driver != nullptr;
-#endif
-}
-} // namespace
-
-int
-GetCudaDeviceCount(std::string * reason)
-{
-  int               count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess)
-  {
-    cudaGetLastError();
-    if (reason)
-    {
-      if (status == cudaErrorNoDevice)
-      {
-        *reason = "no CUDA device found";
-      }
-      else if (status == cudaErrorInsufficientDriver && !CudaDriverInstalled())
-      {
-        *reason = "no CUDA driver found (the NVIDIA driver's libcuda is not installed)";
-      }
-      else
-      {
-        *reason = std::string("no usable CUDA device: ") + cudaGetErrorString(status);
-      }
-    }
-    return 0;
-  }
-  if (count == 0 && reason)
-  {
-    *reason = "no CUDA device found";
-  }
-  return count;
-}
-
-std::unique_ptr<Engine>
-CreateCudaEngine(int deviceId)
-{
-  std::string reason;
-  const int   count = GetCudaDeviceCount(&reason);
-  if (count == 0)
-  {
-    throw EngineUnavailable("the CUDA engine cannot run: " + reason);
-  }
-  if (deviceId < 0 || deviceId >= count)
-  {
-    std::ostringstream msg;
-    msg << "CUDA device " << deviceId << " does not exist (" << count << " device(s) found)";
-    throw EngineUnavailable(msg.str());
-  }
-  return std::make_unique<cuda::CudaEngine>(deviceId);
-}
-
 } // namespace cca
 } // namespace itk

@@ -24,6 +24,8 @@
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
+#include "itkCCAProductDifference.h"
+
 #include "itkGeometryUtilities.h"
 #include "itkImageBase.h"
 #include "itkMath.h"
@@ -47,44 +49,6 @@ namespace
 
 using Engine = CudaConnectedComponentAnalysisEngine;
 
-/** (a·b − c·d) for 64-bit unsigned a, b, c, d, exact until the one final rounding to double: the products
- * in 128 bits (the compiler's type where it has one, else two 64-bit halves, as on MSVC). */
-#if defined(__SIZEOF_INT128__)
-double
-ProductDifference(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint64_t d)
-{
-  return static_cast<double>(static_cast<__int128>(a) * b - static_cast<__int128>(c) * d);
-}
-#else
-struct UInt128
-{
-  std::uint64_t high;
-  std::uint64_t low;
-};
-
-UInt128
-Multiply(std::uint64_t a, std::uint64_t b)
-{
-  const std::uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
-  const std::uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-  const std::uint64_t middle = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
-  return { p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32), (middle << 32) | (p00 & 0xffffffffu) };
-}
-
-double
-ProductDifference(std::uint64_t a, std::uint64_t b, std::uint64_t c, std::uint64_t d)
-{
-  UInt128    p = Multiply(a, b), q = Multiply(c, d);
-  const bool negative = p.high < q.high || (p.high == q.high && p.low < q.low);
-  if (negative)
-  {
-    std::swap(p, q);
-  }
-  const UInt128 difference{ p.high - q.high - (p.low < q.low ? 1u : 0u), p.low - q.low };
-  const double  magnitude = std::ldexp(static_cast<double>(difference.high), 64) + static_cast<double>(difference.low);
-  return negative ? -magnitude : magnitude;
-}
-#endif
 
 template <unsigned int D>
 class ShapeAttributeCalculator
