@@ -38,6 +38,15 @@ namespace cca
 
 constexpr unsigned MaxDimension = 3;
 
+/** The label of the k-th component (0-based, raster order of first pixels): k, plus one from `skipValue` on,
+ * which is how ConnectedComponentImageFilter steps over a non-negative background value. The one rule for
+ * the label image (both engines) and the filter's features and LabelMap. */
+constexpr std::uint64_t
+LabelValue(std::uint64_t k, std::uint64_t skipValue)
+{
+  return k >= skipValue ? k + 1 : k;
+}
+
 /** Scalar pixel types an engine can read (input, mask) or write (labels). */
 enum class ScalarKind : std::uint8_t
 {

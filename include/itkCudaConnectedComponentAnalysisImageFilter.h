@@ -348,7 +348,7 @@ private:
   std::uint64_t
   LabelOf(std::uint64_t k) const
   {
-    return k >= m_SkippedLabel ? k + 1 : k;
+    return cca::LabelValue(k, m_SkippedLabel);
   }
 
   bool                        m_FullyConnected{ false };

@@ -120,20 +120,11 @@ struct LabelOutput
   std::uint64_t backgroundBits = 0; ///< the background value's bytes, in the output pixel type
   std::uint64_t skipValue = UINT64_MAX;
 
-  template <typename T>
-  void
-  SetBackground(T value)
-  {
-    static_assert(sizeof(T) <= sizeof(std::uint64_t), "output pixel type too wide");
-    backgroundBits = 0;
-    std::memcpy(&backgroundBits, &value, sizeof(T));
-  }
-
   /** Value written for the k-th component (0-based). */
   std::uint64_t
   LabelValue(std::uint64_t k) const
   {
-    return k >= skipValue ? k + 1 : k;
+    return cca::LabelValue(k, skipValue);
   }
 };
 
