@@ -176,7 +176,9 @@ public:
   itkSetInputMacro(MaskImage, MaskImageType);
   itkGetInputMacro(MaskImage, MaskImageType);
 
-  /** Produce the label image (output 0; default on) and the LabelMap (output 1; default on). */
+  /** Produce the label image (output 0; default on) and the LabelMap (the output "LabelMap"; default on).
+   * With GenerateLabelImageOff() output 0 has no buffer: Update() runs the analysis once (through the
+   * LabelMap), and a filter connected to output 0 throws an exception naming GenerateLabelImageOff(). */
   itkSetMacro(GenerateLabelImage, bool);
   itkGetConstMacro(GenerateLabelImage, bool);
   itkBooleanMacro(GenerateLabelImage);
@@ -281,6 +283,14 @@ public:
   static std::string
   GetComponentFeatureTableColumnNames();
 
+  /** Updates the filter through its primary output, the label image, as ITK's filters do; with
+   * GenerateLabelImageOff() through the LabelMap instead, so that the skipped label image (which has no
+   * buffer) does not make every Update() run the analysis again. */
+  void
+  Update() override;
+  void
+  UpdateLargestPossibleRegion() override;
+
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now. */
   static bool
   IsCudaEngineCompiled()
@@ -309,9 +319,10 @@ protected:
   void
   GenerateInputRequestedRegion() override;
 
-  /** The whole output is produced. */
+  /** The whole output is produced. A request that comes through the label image (output 0) while
+   * GenerateLabelImageOff() is set throws: that output has no pixels to give. */
   void
-  EnlargeOutputRequestedRegion(DataObject *) override;
+  EnlargeOutputRequestedRegion(DataObject * output) override;
 
   void
   GenerateData() override;

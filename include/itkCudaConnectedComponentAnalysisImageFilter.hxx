@@ -116,10 +116,45 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::EnlargeOutputRequestedRegion(
-  DataObject *)
+  DataObject * output)
 {
+  if (!m_GenerateLabelImage && output == this->GetOutput())
+  {
+    // Without this, a downstream filter would fail deep in the pipeline ("Region ... outside of the
+    // buffered region", or an assertion in a Debug build) and every update would run the analysis again.
+    itkExceptionMacro(<< "The label image (output 0) is not generated: GenerateLabelImageOff() is set. Call "
+                         "GenerateLabelImageOn() to use it, or take the LabelMap (GetLabelMap()) instead.");
+  }
   this->GetOutput()->SetRequestedRegion(this->GetOutput()->GetLargestPossibleRegion());
   this->GetLabelMap()->SetRequestedRegion(this->GetLabelMap()->GetLargestPossibleRegion());
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::Update()
+{
+  if (m_GenerateLabelImage)
+  {
+    Superclass::Update();
+    return;
+  }
+  this->GetLabelMap()->Update();
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
+  UpdateLargestPossibleRegion()
+{
+  if (m_GenerateLabelImage)
+  {
+    Superclass::UpdateLargestPossibleRegion();
+    return;
+  }
+  this->UpdateOutputInformation();
+  LabelMapType * labelMap = this->GetLabelMap();
+  labelMap->SetRequestedRegionToLargestPossibleRegion();
+  labelMap->Update();
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>

@@ -20,6 +20,8 @@
 // accumulates physical coordinates in double. The covariance is (N·Σqqᵀ − ΣqΣqᵀ)/N², numerators in 128 bits,
 // mapped to physical space by M = Direction·diag(spacing); the two agree to rounding, and on degenerate
 // objects (zero moments) this side gives exact zeros where ITK may keep a residue of ~1e-16·|origin|².
+// Under a rotated direction the moments are taken before the rotation (the same eigenvalues), so that
+// they are exact zeros there too.
 // The Feret diameter and the oriented bounding box read the component's lines, as ITK reads the object's.
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
@@ -93,6 +95,25 @@ public:
       }
       m_SizePerPixel *= spacing[i];
     }
+    // A rotation (DᵀD = I) does not change the principal moments: they are then taken in the index
+    // axes (scaled by the spacing), where a flat or one-pixel object has exact zero moments instead of
+    // rounding noise whose sign would decide elongation and flatness.
+    m_DirectionIsIdentity = true;
+    m_DirectionIsRotation = true;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        double dot = 0;
+        for (unsigned int k = 0; k < D; ++k)
+        {
+          dot += direction[k][i] * direction[k][j];
+        }
+        const double identity = i == j ? 1.0 : 0.0;
+        m_DirectionIsIdentity = m_DirectionIsIdentity && direction[i][j] == identity;
+        m_DirectionIsRotation = m_DirectionIsRotation && std::abs(dot - identity) <= 1e-12;
+      }
+    }
   }
 
   void
@@ -141,11 +162,29 @@ public:
 
     // From here on, ShapeLabelMapFilter::ThreadedProcessLabelObject's own steps.
     vnl_symmetric_eigensystem<double> eigen{ centralMoments.GetVnlMatrix().as_matrix() };
-    vnl_diag_matrix<double>           pm = eigen.D;
     std::array<double, 3>             principalMoments{ { 0, 0, 0 } };
     for (unsigned int i = 0; i < D; ++i)
     {
-      principalMoments[i] = pm(i);
+      principalMoments[i] = eigen.D(i);
+    }
+    if (!m_DirectionIsIdentity && m_DirectionIsRotation)
+    {
+      // The same moments (C = D·A·Dᵀ), taken from A = diag(s)·Cov·diag(s) so that they do not depend on
+      // the direction: exact zeros for one-pixel objects and for objects one pixel thick along an index
+      // axis. The axes stay those of C, as ITK's (an eigenvector's sign is the solver's choice).
+      MatrixType scaledCovariance;
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        for (unsigned int j = 0; j < D; ++j)
+        {
+          scaledCovariance[i][j] = m_Spacing[i] * covariance[i][j] * m_Spacing[j];
+        }
+      }
+      const vnl_symmetric_eigensystem<double> indexSpace{ scaledCovariance.GetVnlMatrix().as_matrix() };
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        principalMoments[i] = indexSpace.D(i);
+      }
     }
     MatrixType principalAxes(eigen.V.transpose());
     // The axes must form a rotation: the last one is multiplied by the determinant (±1). ITK takes it as
@@ -447,6 +486,8 @@ private:
   typename ImageType::SpacingType  m_Spacing;
   MatrixType                       m_IndexToPhysical;
   double                           m_SizePerPixel = 1.0;
+  bool                             m_DirectionIsIdentity = true;
+  bool                             m_DirectionIsRotation = true;
   Engine::ShapeOptions             m_Options;
   const Engine::Lines &            m_Lines;
 };
