@@ -29,11 +29,17 @@
 //     pageable, and the engine's staged path from and to an ordinary host buffer
 //  s  where the filter's time goes (engine, label image, runs, LabelMap build) on a g=4 d=50 % image
 //     and on a 2-component image, for each engine that can run
+//  u  the user's path (CudaConnectedComponentAnalysisUserPath.h): Update() on the hard densities d = 0.2 ..
+//     0.8, 2D (--size, default 8192) and 3D (--size3d, default 512), CUDA engine, CPU engine and ITK's
+//     pipeline in the same run, with time split, peak RSS, LabelMap bytes per object and the PCIe bound
 // Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
 //
 // Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
 //          [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones] [--densities 0.1,0.5,...]
-//          [--modes abcdets] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
+//          [--modes abcdetsu] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
+//          mode u: [--size3d N] [--dimensions 2,3] [--granularities 1,4,16] [--itk 0|1] [--cpu-engine 0|1]
+//          (its densities: --densities, default 0.2,0.4,0.6,0.8; --runs, --cpu-runs, --warmup as above)
+#include "CudaConnectedComponentAnalysisUserPath.h"
 #include "itkCCABenchmark.h"
 #include "itkConnectedComponentImageFilter.h"
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
@@ -146,6 +152,21 @@ WantsConnectivity(const std::string & setting, bool fully)
 int
 Benchmark(int argc, char * argv[]);
 
+const char * const Usage =
+  "Usage: CudaConnectedComponentAnalysisBenchmark [--option value ...]\n"
+  "  --modes abcdetsu     what to run (default abcdet); a, b: CUDA device-resident (paper metric);\n"
+  "                       c: CUDA through the filter; d: ITK's pipeline; e: CPU engine through the filter;\n"
+  "                       t: host<->device copy rates; s: the filter's time split; u: the user's path\n"
+  "                       (hard densities, 2D and 3D, against ITK in the same run)\n"
+  "  --size N             2D image side (default 8192)        --size3d N      3D side, mode u (default 512)\n"
+  "  --runs R             timed runs (default 10)             --cpu-runs R    timed runs on the CPU (default 3)\n"
+  "  --warmup W           untimed runs first (default 1)      --json FILE     report (default benchmark.json)\n"
+  "  --connectivity 4|8|both                                  --cpu-connectivity 4|8|both (mode d, e)\n"
+  "  --series all|g1|g4|g16|ones                              --densities 0.1,0.5,...\n"
+  "  --variants 0|1       modes a: also naive, FLSL, OTF      --labelmap 0|1  modes c, e: LabelMap too\n"
+  "  --dimensions 2,3     mode u                              --granularities 1,4,16 (mode u)\n"
+  "  --itk 0|1            mode u: ITK's pipeline too          --cpu-engine 0|1 (mode u)\n";
+
 int
 main(int argc, char * argv[])
 {
@@ -169,9 +190,49 @@ Benchmark(int argc, char * argv[])
   {
     command << (i ? " " : "") << argv[i];
   }
+  UserPathOptions userPath;
+  for (int i = 1; i < argc; ++i)
+  {
+    if (std::string(argv[i]) == "--help" || std::string(argv[i]) == "-h")
+    {
+      std::cout << Usage;
+      return EXIT_SUCCESS;
+    }
+  }
+  if (argc % 2 == 0)
+  {
+    std::cerr << "every option takes a value: " << command.str() << "\n" << Usage;
+    return EXIT_FAILURE;
+  }
+  auto numbers = [](const std::string & list) {
+    std::vector<double> values;
+    std::istringstream  in(list);
+    for (std::string item; std::getline(in, item, ',');)
+    {
+      values.push_back(std::stod(item));
+    }
+    return values;
+  };
   for (int i = 1; i + 1 < argc; i += 2)
   {
     const std::string key = argv[i], value = argv[i + 1];
+    if (key == "--size3d")
+      userPath.size3D = std::stoul(value);
+    else if (key == "--dimensions")
+      userPath.dimensions = value;
+    else if (key == "--granularities")
+    {
+      userPath.granularities.clear();
+      for (double g : numbers(value))
+      {
+        userPath.granularities.push_back(static_cast<unsigned>(g));
+      }
+    }
+    else if (key == "--itk")
+      userPath.itk = value == "1";
+    else if (key == "--cpu-engine")
+      userPath.cpuEngine = value == "1";
+    else
     if (key == "--size")
       opt.size = std::stoul(value);
     else if (key == "--runs")
@@ -204,9 +265,21 @@ Benchmark(int argc, char * argv[])
     }
     else
     {
-      std::cerr << "unknown option " << key << std::endl;
+      std::cerr << "unknown option " << key << "\n" << Usage;
       return EXIT_FAILURE;
     }
+  }
+  userPath.size2D = opt.size;
+  userPath.runs = opt.runs;
+  userPath.cpuRuns = opt.cpuRuns;
+  userPath.warmup = opt.warmup;
+  if (!opt.densities.empty())
+  {
+    userPath.densities = opt.densities;
+  }
+  if (opt.connectivity != "both")
+  {
+    userPath.connectivity = opt.connectivity == "4" ? "face" : "full";
   }
   auto has = [&opt](char m) { return opt.modes.find(m) != std::string::npos; };
 
@@ -392,7 +465,7 @@ Benchmark(int argc, char * argv[])
     std::cout << "\nTime split of the filter (label image + LabelMap with perimeter), " << opt.size << "^2, seconds\n";
     std::cout << std::left << std::setw(28) << "image" << std::setw(8) << "engine" << std::setw(10) << "objects"
               << std::setw(12) << "analyze" << std::setw(12) << "labels" << std::setw(12) << "runs" << std::setw(12)
-              << "labelmap" << "\n";
+              << "labelmap" << std::setw(12) << "clear" << std::setw(12) << "total" << "\n";
     auto twoComponents = BinaryImageType::New();
     twoComponents->SetRegions(BinaryImageType::SizeType{ { opt.size, opt.size } });
     twoComponents->Allocate();
@@ -431,9 +504,10 @@ Benchmark(int argc, char * argv[])
         for (int i = 0; i < opt.warmup + std::max(1, opt.cpuRuns); ++i)
         {
           filter->Modified();
+          const auto start = std::chrono::steady_clock::now();
           filter->Update();
+          const double sum = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
           const auto & t = filter->GetTimeSplit();
-          const double sum = t.Analyze + t.WriteLabels + t.ExportRuns + t.BuildLabelMap;
           if (i >= opt.warmup && sum < bestTotal)
           {
             bestTotal = sum;
@@ -443,8 +517,10 @@ Benchmark(int argc, char * argv[])
         const std::string engineName = backend == itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA ? "CUDA" : "CPU";
         std::cout << std::setw(28) << name << std::setw(8) << engineName << std::setw(10) << filter->GetObjectCount()
                   << std::setw(12) << best.Analyze << std::setw(12) << best.WriteLabels << std::setw(12) << best.ExportRuns
-                  << std::setw(12) << best.BuildLabelMap << "\n";
-        report["time_split"].push_back({ { "image", name }, { "engine", engineName },
+                  << std::setw(12) << best.BuildLabelMap << std::setw(12) << best.ClearLabelMap << std::setw(12)
+                  << bestTotal << "\n";
+        report["time_split"].push_back({ { "image", name }, { "engine", engineName }, { "total_s", bestTotal },
+                                         { "clear_labelmap_s", best.ClearLabelMap },
                                          { "objects", filter->GetObjectCount() }, { "analyze_s", best.Analyze },
                                          { "write_labels_s", best.WriteLabels }, { "export_runs_s", best.ExportRuns },
                                          { "build_labelmap_s", best.BuildLabelMap } });
@@ -508,6 +584,10 @@ Benchmark(int argc, char * argv[])
     }
   }
   report["summary"] = summary;
+  if (has('u'))
+  {
+    RunUserPathBenchmark(userPath, report);
+  }
   std::ofstream(opt.json) << report.dump(1) << std::endl;
   std::cout << "JSON: " << opt.json << std::endl;
   return EXIT_SUCCESS;

@@ -23,6 +23,12 @@
 #include "itkMultiThreaderBase.h"
 #include "itkShapeLabelObject.h"
 
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 namespace itk
@@ -46,47 +52,180 @@ public:
   static constexpr unsigned int ImageDimension = LabelMapType::ImageDimension;
   using EngineType = CudaConnectedComponentAnalysisEngine;
 
-  /** Fills `labelMap` (whose geometry is already the image's) with one object per component on `threader`,
-   * reporting to `progress`; `labelOf(k)` is the label of the k-th component. */
+  /** Fills `labelMap` (whose geometry is already the image's, and which is empty) with one object per
+   * component on `threader`'s work units, reporting to `progress`; `labelOf(k)` is the label of the k-th
+   * component.
+   *
+   * The objects (lines and attributes) are built in parallel, in blocks taken in label order, while one
+   * work unit inserts the finished blocks into the map in that order: the map's insertion is the one
+   * serial step, and it runs at the same time as the rest. Without a table of every component's
+   * attributes: each object's are computed as it is built. */
   template <typename TLabelOf>
   static void
-  Build(LabelMapType *                                 labelMap,
-        const EngineType::Lines &                      lines,
-        const std::vector<EngineType::ShapeAttributes> & attributes,
-        const EngineType::ShapeOptions &               options,
-        const TLabelOf &                               labelOf,
-        MultiThreaderBase *                            threader,
-        ProcessObject *                                progress)
+  Build(LabelMapType *                                     labelMap,
+        const EngineType::Lines &                          lines,
+        const EngineType::ShapeAttributeCalculator &       calculator,
+        const EngineType::ShapeOptions &                   options,
+        const TLabelOf &                                   labelOf,
+        MultiThreaderBase *                                threader,
+        ProcessObject *                                    progress)
   {
-    const std::size_t                              numComponents = attributes.size();
-    std::vector<typename LabelObjectType::Pointer> objects(numComponents);
-    // Objects are independent: build them on the filter's work units; only the insertion into the map is serial.
-    threader->ParallelizeArray(
-      0,
-      numComponents,
-      [&](SizeValueType k) {
-        auto object = LabelObjectType::New();
-        object->SetLabel(static_cast<LabelType>(labelOf(k)));
-        for (std::uint64_t l = lines.firstLine[k]; l < lines.firstLine[k + 1]; ++l)
-        {
-          typename LabelObjectType::IndexType idx;
-          for (unsigned int i = 0; i < ImageDimension; ++i)
-          {
-            idx[i] = static_cast<IndexValueType>(lines.index[l][i]);
-          }
-          object->AddLine(idx, static_cast<typename LabelObjectType::LengthType>(lines.length[l]));
-        }
-        CopyAttributes(attributes[k], options, object);
-        objects[k] = object;
-      },
-      progress);
-    for (auto & object : objects)
+    const std::size_t numComponents = lines.firstLine.empty() ? 0 : lines.firstLine.size() - 1;
+    const unsigned    units = std::max(1u, threader->GetNumberOfWorkUnits());
+    // Slices only to report progress from the calling thread between them.
+    constexpr std::size_t numSlices = 16;
+    constexpr std::size_t blockSize = 512;
+    std::vector<typename LabelObjectType::Pointer> objects;
+    for (std::size_t slice = 0; slice < numSlices; ++slice)
     {
-      labelMap->AddLabelObject(object);
+      const std::size_t first = numComponents * slice / numSlices;
+      const std::size_t last = numComponents * (slice + 1) / numSlices;
+      const std::size_t numBlocks = (last - first + blockSize - 1) / blockSize;
+      objects.resize(last - first);
+      std::unique_ptr<std::atomic<bool>[]> done(new std::atomic<bool>[numBlocks]);
+      for (std::size_t b = 0; b < numBlocks; ++b)
+      {
+        done[b].store(false, std::memory_order_relaxed);
+      }
+      std::atomic<std::size_t> nextBlock{ 0 };
+      std::atomic<bool>        failed{ false };
+      std::exception_ptr       error;
+      std::mutex               errorMutex;
+      auto                     fail = [&]() {
+        const std::lock_guard<std::mutex> lock(errorMutex);
+        if (!error)
+        {
+          error = std::current_exception();
+        }
+        failed.store(true);
+      };
+      auto buildBlock = [&](std::size_t b) {
+        try
+        {
+          EngineType::ShapeAttributes attributes;
+          const std::size_t           end = std::min(last, first + (b + 1) * blockSize);
+          for (std::size_t k = first + b * blockSize; k < end && !failed.load(std::memory_order_relaxed); ++k)
+          {
+            objects[k - first] = MakeObject(k, lines, calculator, options, labelOf, attributes);
+          }
+        }
+        catch (...)
+        {
+          fail();
+        }
+        done[b].store(true, std::memory_order_release);
+      };
+      auto buildBlocks = [&]() {
+        for (std::size_t b = nextBlock++; b < numBlocks; b = nextBlock++)
+        {
+          buildBlock(b);
+        }
+      };
+      auto insertBlocks = [&]() {
+        try
+        {
+          for (std::size_t b = 0; b < numBlocks && !failed.load(); ++b)
+          {
+            // While block b is being built elsewhere, build the next free one rather than wait.
+            while (!done[b].load(std::memory_order_acquire))
+            {
+              const std::size_t mine = nextBlock++;
+              if (mine < numBlocks)
+              {
+                buildBlock(mine);
+              }
+              else
+              {
+                std::this_thread::yield();
+              }
+            }
+            const std::size_t end = std::min(last, first + (b + 1) * blockSize);
+            for (std::size_t k = first + b * blockSize; k < end && !failed.load(std::memory_order_relaxed); ++k)
+            {
+              labelMap->AddLabelObject(objects[k - first]);
+              objects[k - first] = nullptr;
+            }
+          }
+        }
+        catch (...)
+        {
+          fail();
+        }
+      };
+      if (units == 1)
+      {
+        buildBlocks();
+        insertBlocks();
+      }
+      else
+      {
+        threader->ParallelizeArray(
+          0,
+          units,
+          [&](SizeValueType unit) {
+            if (unit == 0)
+            {
+              insertBlocks();
+            }
+            else
+            {
+              buildBlocks();
+            }
+          },
+          nullptr);
+      }
+      if (error)
+      {
+        std::rethrow_exception(error);
+      }
+      if (progress)
+      {
+        progress->UpdateProgress(static_cast<float>(slice + 1) / numSlices);
+      }
     }
   }
 
+  /** Empties `labelMap` with the objects' destruction (their lines) spread over `threader`'s work units:
+   * for millions of objects, freeing them one by one in ClearLabels() is a second of the next update. */
+  static void
+  Clear(LabelMapType * labelMap, MultiThreaderBase * threader)
+  {
+    std::vector<typename LabelObjectType::Pointer> old;
+    old.reserve(labelMap->GetNumberOfLabelObjects());
+    for (typename LabelMapType::Iterator it(labelMap); !it.IsAtEnd(); ++it)
+    {
+      old.emplace_back(it.GetLabelObject());
+    }
+    labelMap->ClearLabels();
+    threader->ParallelizeArray(0, old.size(), [&old](SizeValueType i) { old[i] = nullptr; }, nullptr);
+  }
+
 private:
+  template <typename TLabelOf>
+  static typename LabelObjectType::Pointer
+  MakeObject(std::size_t                                  k,
+             const EngineType::Lines &                    lines,
+             const EngineType::ShapeAttributeCalculator & calculator,
+             const EngineType::ShapeOptions &             options,
+             const TLabelOf &                             labelOf,
+             EngineType::ShapeAttributes &                attributes)
+  {
+    auto object = LabelObjectType::New();
+    object->SetLabel(static_cast<LabelType>(labelOf(k)));
+    for (std::uint64_t l = lines.firstLine[k]; l < lines.firstLine[k + 1]; ++l)
+    {
+      typename LabelObjectType::IndexType idx;
+      for (unsigned int i = 0; i < ImageDimension; ++i)
+      {
+        idx[i] = static_cast<IndexValueType>(lines.index[l][i]);
+      }
+      object->AddLine(idx, static_cast<typename LabelObjectType::LengthType>(lines.length[l]));
+    }
+    calculator.Compute(k, attributes);
+    CopyAttributes(attributes, options, object);
+    return object;
+  }
+
   static void
   CopyAttributes(const EngineType::ShapeAttributes & a, const EngineType::ShapeOptions & options, LabelObjectType * object)
   {

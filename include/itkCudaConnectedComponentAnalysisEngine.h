@@ -261,16 +261,22 @@ public:
   void
   ComputeLines(const Geometry & geometry, Lines & lines);
 
-  /** The ShapeLabelObject attributes of the last Analyze()'s components (which needed computeShapeSums, and
-   * computePerimeter for the perimeter), on `threader`'s work units, reporting progress to `progress` (may be
-   * null). `lines` (from ComputeLines()) serve the Feret diameter and the oriented bounding box. */
-  void
-  ComputeShapeAttributes(const Geometry &               geometry,
-                         const ShapeOptions &           options,
-                         const Lines &                  lines,
-                         MultiThreaderBase *            threader,
-                         ProcessObject *                progress,
-                         std::vector<ShapeAttributes> & attributes) const;
+  /** Computes the ShapeLabelObject attributes of one component at a time, from the sums of the Analyze()
+   * that made it (which needed computeShapeSums, and computePerimeter for the perimeter). Compute() may run
+   * on many threads at once: the LabelMap builder calls it as it builds each object, so that no table of
+   * every component's attributes is kept. */
+  class ShapeAttributeCalculator
+  {
+  public:
+    virtual ~ShapeAttributeCalculator() = default;
+    virtual void
+    Compute(std::uint64_t component, ShapeAttributes & attributes) const = 0;
+  };
+
+  /** The calculator for the last Analyze()'s components; `lines` (from ComputeLines(), kept alive by the
+   * caller) serve the Feret diameter and the oriented bounding box. */
+  std::unique_ptr<ShapeAttributeCalculator>
+  MakeShapeAttributeCalculator(const Geometry & geometry, const ShapeOptions & options, const Lines & lines) const;
 
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now (`reason`: why none). */
   static bool

@@ -29,6 +29,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <thread>
 
 namespace itk
 {
@@ -73,7 +74,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   }
   LabelMapType * labelMap = this->GetLabelMap();
   labelMap->SetBufferedRegion(labelMap->GetRequestedRegion());
-  labelMap->ClearLabels();
+  const auto clearStart = std::chrono::steady_clock::now();
+  CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, this->GetMultiThreader());
+  m_TimeSplit.ClearLabelMap = std::chrono::duration<double>(std::chrono::steady_clock::now() - clearStart).count();
   labelMap->SetBackgroundValue(m_BackgroundValue);
 }
 
@@ -239,15 +242,14 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   // Work units as ITK's filters take them: the CPU engine's threads and the LabelMap's parallel loops.
   MultiThreaderBase * threader = this->GetMultiThreader();
   threader->SetNumberOfWorkUnits(this->GetNumberOfWorkUnits());
-  // Progress over the whole update: the engine, the label image, the LabelMap's lines, attributes, objects.
-  const float labelsDone = m_GenerateLabelMap ? 0.6f : 1.0f;
+  // Progress over the whole update: the engine, then the label image or the LabelMap's lines and objects.
   this->UpdateProgress(0.0f);
   try
   {
     auto                t0 = Clock::now();
     const std::uint64_t count = m_Engine.Analyze(request, m_Backend, m_DeviceId, this->GetNumberOfWorkUnits());
     m_TimeSplit.Analyze = seconds(t0);
-    this->UpdateProgress(m_GenerateLabelImage ? 0.4f * labelsDone : labelsDone);
+    this->UpdateProgress(m_GenerateLabelMap ? 0.3f : 0.4f);
     this->ThrowIfAborted();
 
     if (count > static_cast<std::uint64_t>(NumericTraits<OutputPixelType>::max()))
@@ -258,56 +260,90 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
                         << ").");
     }
 
-    if (m_GenerateLabelImage)
-    {
-      t0 = Clock::now();
-      std::uint64_t backgroundBits = 0;
-      std::memcpy(&backgroundBits, &m_BackgroundValue, sizeof(OutputPixelType));
+    std::uint64_t backgroundBits = 0;
+    std::memcpy(&backgroundBits, &m_BackgroundValue, sizeof(OutputPixelType));
+    auto writeLabels = [this, output, backgroundBits]() {
+      const auto start = Clock::now();
       m_Engine.WriteLabels(
         output->GetBufferPointer(), cca::ScalarKindOf<OutputPixelType>(), backgroundBits, m_SkippedLabel);
-      m_TimeSplit.WriteLabels = seconds(t0);
-      this->UpdateProgress(labelsDone);
-      this->ThrowIfAborted();
+      m_TimeSplit.WriteLabels = std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    if (!m_GenerateLabelMap)
+    {
+      if (m_GenerateLabelImage)
+      {
+        writeLabels();
+      }
+      this->UpdateProgress(1.0f);
     }
-    if (m_GenerateLabelMap)
+    else
     {
       t0 = Clock::now();
       const EngineType::Geometry geometry = this->MakeGeometry(region);
       EngineType::Lines          lines;
       m_Engine.ComputeLines(geometry, lines);
       m_TimeSplit.ExportRuns = seconds(t0);
-      this->UpdateProgress(0.7f);
+      this->UpdateProgress(0.4f);
       this->ThrowIfAborted();
-      t0 = Clock::now();
-      EngineType::ShapeOptions options;
-      options.computePerimeter = m_ComputePerimeter;
-      options.computeFeretDiameter = m_ComputeFeretDiameter;
-      options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
-      std::vector<EngineType::ShapeAttributes> attributes;
+
+      // The label image (on the GPU: written there, then copied back) is written on its own thread while
+      // the LabelMap is built: the two need nothing from each other.
+      std::exception_ptr writeError;
+      std::thread        writer;
+      if (m_GenerateLabelImage)
       {
-        ProgressTransformer attributesProgress(0.7f, 0.9f, this);
-        m_Engine.ComputeShapeAttributes(
-          geometry, options, lines, threader, attributesProgress.GetProcessObject(), attributes);
+        writer = std::thread([&writeLabels, &writeError]() {
+          try
+          {
+            writeLabels();
+          }
+          catch (...)
+          {
+            writeError = std::current_exception();
+          }
+        });
       }
-      this->ThrowIfAborted();
+      const auto joinWriter = [&writer]() {
+        if (writer.joinable())
+        {
+          writer.join();
+        }
+      };
       try
       {
-        ProgressTransformer objectsProgress(0.9f, 1.0f, this);
+        t0 = Clock::now();
+        EngineType::ShapeOptions options;
+        options.computePerimeter = m_ComputePerimeter;
+        options.computeFeretDiameter = m_ComputeFeretDiameter;
+        options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
+        const auto          calculator = m_Engine.MakeShapeAttributeCalculator(geometry, options, lines);
+        ProgressTransformer objectsProgress(0.4f, 1.0f, this);
         CCAShapeLabelMapBuilder<LabelMapType>::Build(this->GetLabelMap(),
                                                      lines,
-                                                     attributes,
+                                                     *calculator,
                                                      options,
                                                      [this](std::uint64_t k) { return this->LabelOf(k); },
                                                      threader,
                                                      objectsProgress.GetProcessObject());
+        m_TimeSplit.BuildLabelMap = seconds(t0);
       }
       catch (const std::bad_alloc &)
       {
+        joinWriter();
         this->GetLabelMap()->ClearLabels();
         throw EngineType::MemoryError("out of host memory while building the LabelMap's " + std::to_string(count) +
                                       " objects");
       }
-      m_TimeSplit.BuildLabelMap = seconds(t0);
+      catch (...)
+      {
+        joinWriter();
+        throw;
+      }
+      joinWriter();
+      if (writeError)
+      {
+        std::rethrow_exception(writeError);
+      }
       this->UpdateProgress(1.0f);
     }
 

@@ -218,15 +218,13 @@ GetCudaDeviceCount(std::string * reason = nullptr);
 CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
 CreateCudaEngine(int deviceId);
 
-/** The LabelMap's attributes of the components with sums `sums` (itkCCAShapeAttributes.cxx). */
-void
-ComputeShapeAttributes(const std::vector<ComponentSums> &                             sums,
-                       const CudaConnectedComponentAnalysisEngine::Geometry &               geometry,
-                       const CudaConnectedComponentAnalysisEngine::ShapeOptions &           options,
-                       const CudaConnectedComponentAnalysisEngine::Lines &                  lines,
-                       MultiThreaderBase *                                                  threader,
-                       ProcessObject *                                                      progress,
-                       std::vector<CudaConnectedComponentAnalysisEngine::ShapeAttributes> & attributes);
+/** The LabelMap's attribute calculator for the components with sums `sums` (itkCCAShapeAttributes.cxx);
+ * `sums` and `lines` must outlive it. */
+std::unique_ptr<CudaConnectedComponentAnalysisEngine::ShapeAttributeCalculator>
+MakeShapeAttributeCalculator(const std::vector<ComponentSums> &                   sums,
+                             const CudaConnectedComponentAnalysisEngine::Geometry &     geometry,
+                             const CudaConnectedComponentAnalysisEngine::ShapeOptions & options,
+                             const CudaConnectedComponentAnalysisEngine::Lines &        lines);
 
 } // namespace cca
 } // namespace itk

@@ -34,7 +34,7 @@
 #include "itkMatrix.h"
 #include "itkMultiThreaderBase.h"
 #include "vnl/algo/vnl_determinant.h"
-#include "vnl/algo/vnl_symmetric_eigensystem.h"
+#include "vnl/algo/vnl_netlib.h" // v3p_netlib_rs_: EISPACK's rs, which vnl_symmetric_eigensystem calls
 
 #include <algorithm>
 #include <cmath>
@@ -51,9 +51,62 @@ namespace
 
 using Engine = CudaConnectedComponentAnalysisEngine;
 
+/** vnl_symmetric_eigensystem's result, the way it computes it (EISPACK rs on the same numbers, so the
+ * same bits), without its nine heap allocations per matrix, which dominated the LabelMap's attributes:
+ * eigenvalues ascending, eigenvectors as the rows of `vectorsAsRows` (vnl's V transposed). */
+template <unsigned int D>
+void
+SymmetricEigensystem(const Matrix<double, D, D> & m, std::array<double, 3> & values, Matrix<double, D, D> & vectorsAsRows)
+{
+  long   n = D;
+  double a[D * D]; // rs reads the lower triangle column-major; symmetric, so either order
+  for (unsigned int i = 0; i < D; ++i)
+  {
+    for (unsigned int j = 0; j < D; ++j)
+    {
+      a[j * D + i] = m[i][j];
+    }
+  }
+  double w[D];
+  double z[D * D];
+  double fv1[D];
+  double fv2[D];
+  long   wantVectors = 1;
+  long   ierr = 0;
+  v3p_netlib_rs_(&n, &n, a, w, &wantVectors, z, fv1, fv2, &ierr);
+  // ierr (no convergence in 30 iterations) is ignored, as vnl_symmetric_eigensystem's constructor does.
+  for (unsigned int c = 0; c < D; ++c)
+  {
+    values[c] = w[c];
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      vectorsAsRows[c][r] = z[c * D + r]; // vnl: V(r, c) = z[c·n + r]
+    }
+  }
+}
+
+/** vnl_determinant of the rows of a D x D matrix (D = 1, 2, 3), as it computes it, without a vnl_matrix. */
+template <unsigned int D>
+double
+Determinant(const Matrix<double, D, D> & m)
+{
+  if constexpr (D == 1)
+  {
+    return m[0][0];
+  }
+  else if constexpr (D == 2)
+  {
+    return vnl_determinant(m[0], m[1]);
+  }
+  else
+  {
+    return vnl_determinant(m[0], m[1], m[2]);
+  }
+}
+
 
 template <unsigned int D>
-class ShapeAttributeCalculator
+class ShapeAttributeCalculator final : public Engine::ShapeAttributeCalculator
 {
 public:
   using ImageType = ImageBase<D>;
@@ -61,8 +114,12 @@ public:
   using IndexType = typename ImageType::IndexType;
   using PointType = typename ImageType::PointType;
 
-  ShapeAttributeCalculator(const Engine::Geometry & geometry, const Engine::ShapeOptions & options, const Engine::Lines & lines)
-    : m_Options(options)
+  ShapeAttributeCalculator(const std::vector<ComponentSums> & sums,
+                           const Engine::Geometry &           geometry,
+                           const Engine::ShapeOptions &       options,
+                           const Engine::Lines &              lines)
+    : m_Sums(sums)
+    , m_Options(options)
     , m_Lines(lines)
   {
     m_Image = ImageType::New();
@@ -117,8 +174,9 @@ public:
   }
 
   void
-  Compute(std::uint64_t component, const ComponentSums & f, Engine::ShapeAttributes & a) const
+  Compute(std::uint64_t component, Engine::ShapeAttributes & a) const override
   {
+    const ComponentSums & f = m_Sums[component];
     const IndexType start = m_Region.GetIndex();
     const double    n = static_cast<double>(f.numberOfPixels);
     ContinuousIndex<double, D> centroidIndex;
@@ -161,12 +219,9 @@ public:
     }
 
     // From here on, ShapeLabelMapFilter::ThreadedProcessLabelObject's own steps.
-    vnl_symmetric_eigensystem<double> eigen{ centralMoments.GetVnlMatrix().as_matrix() };
-    std::array<double, 3>             principalMoments{ { 0, 0, 0 } };
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      principalMoments[i] = eigen.D(i);
-    }
+    std::array<double, 3> principalMoments{ { 0, 0, 0 } };
+    MatrixType            principalAxes;
+    SymmetricEigensystem<D>(centralMoments, principalMoments, principalAxes);
     if (!m_DirectionIsIdentity && m_DirectionIsRotation)
     {
       // The same moments (C = D·A·Dᵀ), taken from A = diag(s)·Cov·diag(s) so that they do not depend on
@@ -180,17 +235,13 @@ public:
           scaledCovariance[i][j] = m_Spacing[i] * covariance[i][j] * m_Spacing[j];
         }
       }
-      const vnl_symmetric_eigensystem<double> indexSpace{ scaledCovariance.GetVnlMatrix().as_matrix() };
-      for (unsigned int i = 0; i < D; ++i)
-      {
-        principalMoments[i] = indexSpace.D(i);
-      }
+      MatrixType indexSpaceVectors;
+      SymmetricEigensystem<D>(scaledCovariance, principalMoments, indexSpaceVectors);
     }
-    MatrixType principalAxes(eigen.V.transpose());
     // The axes must form a rotation: the last one is multiplied by the determinant (±1). ITK takes it as
     // the product of the eigenvalues of a general eigen-solver; the determinant itself is the same number
     // up to rounding and costs a fraction (the solver dominated the LabelMap build).
-    const double det = vnl_determinant(principalAxes.GetVnlMatrix().as_matrix());
+    const double det = Determinant<D>(principalAxes);
     for (unsigned int i = 0; i < D; ++i)
     {
       principalAxes[D - 1][i] *= det;
@@ -488,47 +539,27 @@ private:
   double                           m_SizePerPixel = 1.0;
   bool                             m_DirectionIsIdentity = true;
   bool                             m_DirectionIsRotation = true;
+  const std::vector<ComponentSums> & m_Sums;
   Engine::ShapeOptions             m_Options;
   const Engine::Lines &            m_Lines;
 };
 
-template <unsigned int D>
-void
-ComputeAll(const std::vector<ComponentSums> & sums,
-           const Engine::Geometry &               geometry,
-           const Engine::ShapeOptions &           options,
-           const Engine::Lines &                  lines,
-           MultiThreaderBase *                    threader,
-           ProcessObject *                        progress,
-           std::vector<Engine::ShapeAttributes> & attributes)
-{
-  const ShapeAttributeCalculator<D> calculator(geometry, options, lines);
-  attributes.assign(sums.size(), Engine::ShapeAttributes{});
-  // Components are independent (their eigen-systems dominate): on the filter's work units, as
-  // ShapeLabelMapFilter.
-  threader->ParallelizeArray(
-    0, sums.size(), [&](SizeValueType k) { calculator.Compute(k, sums[k], attributes[k]); }, progress);
-}
-
 } // namespace
 
-void
-ComputeShapeAttributes(const std::vector<ComponentSums> & sums,
-                       const Engine::Geometry &               geometry,
-                       const Engine::ShapeOptions &           options,
-                       const Engine::Lines &                  lines,
-                       MultiThreaderBase *                    threader,
-                       ProcessObject *                        progress,
-                       std::vector<Engine::ShapeAttributes> & attributes)
+std::unique_ptr<Engine::ShapeAttributeCalculator>
+MakeShapeAttributeCalculator(const std::vector<ComponentSums> & sums,
+                             const Engine::Geometry &           geometry,
+                             const Engine::ShapeOptions &       options,
+                             const Engine::Lines &              lines)
 {
   switch (geometry.dimension)
   {
     case 1:
-      return ComputeAll<1>(sums, geometry, options, lines, threader, progress, attributes);
+      return std::make_unique<ShapeAttributeCalculator<1>>(sums, geometry, options, lines);
     case 2:
-      return ComputeAll<2>(sums, geometry, options, lines, threader, progress, attributes);
+      return std::make_unique<ShapeAttributeCalculator<2>>(sums, geometry, options, lines);
     case 3:
-      return ComputeAll<3>(sums, geometry, options, lines, threader, progress, attributes);
+      return std::make_unique<ShapeAttributeCalculator<3>>(sums, geometry, options, lines);
     default:
       throw Engine::Error("shape attributes: image dimension " + std::to_string(geometry.dimension) + " is not supported (1 to 3)");
   }

@@ -259,16 +259,13 @@ CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Li
   Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, lines); });
 }
 
-void
-CudaConnectedComponentAnalysisEngine::ComputeShapeAttributes(const Geometry &               geometry,
-                                                             const ShapeOptions &           options,
-                                                             const Lines &                  lines,
-                                                             MultiThreaderBase *            threader,
-                                                             ProcessObject *                progress,
-                                                             std::vector<ShapeAttributes> & attributes) const
+std::unique_ptr<CudaConnectedComponentAnalysisEngine::ShapeAttributeCalculator>
+CudaConnectedComponentAnalysisEngine::MakeShapeAttributeCalculator(const Geometry &     geometry,
+                                                                   const ShapeOptions & options,
+                                                                   const Lines &        lines) const
 {
-  Translated("computing the LabelMap's attributes", [&]() {
-    cca::ComputeShapeAttributes(m_Internals->Analyzed().GetFeatures(), geometry, options, lines, threader, progress, attributes);
+  return Translated("preparing the LabelMap's attributes", [&]() {
+    return cca::MakeShapeAttributeCalculator(m_Internals->Analyzed().GetFeatures(), geometry, options, lines);
   });
 }
 

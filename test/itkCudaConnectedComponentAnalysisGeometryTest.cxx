@@ -1,0 +1,255 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The LabelMap's geometry at its limits, one case per argument:
+//   degenerate one-pixel objects and objects one pixel thick along an index axis, under a 30 degree
+//              direction: exact zero smallest moments, elongation/flatness 0 there (ITK's rule for a zero
+//              denominator), and every object's moments bit-identical to those under the identity direction
+//   longimage  3,000,000 x 1 and 1 x 1 x 3,000,000 images get their label image and LabelMap, equal to ITK's
+#include "itkCCATestUtilities.h"
+#include "itkImageRegionIterator.h"
+#include "itkLabelImageToShapeLabelMapFilter.h"
+
+#include <cstdlib>
+#include <vector>
+
+namespace
+{
+using namespace itk;
+using namespace itk::ccatest;
+
+/** Draws boxes (index ranges, inclusive) into a zero image of the given size. */
+template <unsigned D>
+typename Image<unsigned char, D>::Pointer
+BoxesImage(const Size<D> & size, const std::vector<std::pair<Index<D>, Index<D>>> & boxes)
+{
+  auto image = Image<unsigned char, D>::New();
+  image->SetRegions(size);
+  image->Allocate(true);
+  for (const auto & box : boxes)
+  {
+    Size<D> boxSize;
+    for (unsigned d = 0; d < D; ++d)
+    {
+      boxSize[d] = static_cast<SizeValueType>(box.second[d] - box.first[d] + 1);
+    }
+    ImageRegion<D> region(box.first, boxSize);
+    for (ImageRegionIterator<Image<unsigned char, D>> it(image, region); !it.IsAtEnd(); ++it)
+    {
+      it.Set(1);
+    }
+  }
+  return image;
+}
+
+template <unsigned D>
+bool
+DegenerateMoments(Backend backend, const Size<D> & size, const std::vector<std::pair<Index<D>, Index<D>>> & boxes)
+{
+  using InputType = Image<unsigned char, D>;
+  using LabelType = Image<unsigned int, D>;
+  using Filter = CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>;
+  auto image = BoxesImage<D>(size, boxes);
+  typename InputType::SpacingType spacing;
+  for (unsigned d = 0; d < D; ++d)
+  {
+    spacing[d] = 0.7 + 0.45 * d;
+  }
+  image->SetSpacing(spacing);
+  auto straight = Filter::New();
+  straight->SetInput(image);
+  straight->SetBackend(backend);
+  straight->Update();
+
+  // The same pixels under a direction rotated by 30 degrees (about z in 3D) and a far origin.
+  auto rotatedImage = BoxesImage<D>(size, boxes);
+  rotatedImage->SetSpacing(spacing);
+  typename InputType::DirectionType direction;
+  direction.SetIdentity();
+  const double angle = itk::Math::pi / 6;
+  direction[0][0] = std::cos(angle);
+  direction[0][1] = -std::sin(angle);
+  direction[1][0] = std::sin(angle);
+  direction[1][1] = std::cos(angle);
+  rotatedImage->SetDirection(direction);
+  typename InputType::PointType origin;
+  origin.Fill(-1234.5);
+  rotatedImage->SetOrigin(origin);
+  auto rotated = Filter::New();
+  rotated->SetInput(rotatedImage);
+  rotated->SetBackend(backend);
+  rotated->Update();
+
+  bool ok = straight->GetLabelMap()->GetNumberOfLabelObjects() == boxes.size() &&
+            rotated->GetLabelMap()->GetNumberOfLabelObjects() == boxes.size();
+  for (unsigned n = 0; ok && n < boxes.size(); ++n)
+  {
+    const auto * a = straight->GetLabelMap()->GetNthLabelObject(n);
+    const auto * b = rotated->GetLabelMap()->GetNthLabelObject(n);
+    // Labels follow raster order: the object's box is the one that starts at its bounding box's index.
+    unsigned flatAxes = D + 1; // index axes along which the box is one pixel thick
+    for (const auto & box : boxes)
+    {
+      if (box.first == a->GetBoundingBox().GetIndex())
+      {
+        flatAxes = 0;
+        for (unsigned d = 0; d < D; ++d)
+        {
+          flatAxes += box.first[d] == box.second[d] ? 1 : 0;
+        }
+      }
+    }
+    ok = ok && flatAxes <= D;
+    const auto & moments = b->GetPrincipalMoments();
+    std::cout << D << "D object " << n + 1 << " (" << flatAxes << " flat axes): moments " << moments
+              << ", elongation " << b->GetElongation() << ", flatness " << b->GetFlatness() << std::endl;
+    bool objectOk = a->GetPrincipalMoments() == b->GetPrincipalMoments() &&
+                    a->GetElongation() == b->GetElongation() && a->GetFlatness() == b->GetFlatness();
+    for (unsigned i = 0; i < flatAxes; ++i)
+    {
+      objectOk = objectOk && moments[i] == 0.0;
+    }
+    for (unsigned i = flatAxes; i < D; ++i)
+    {
+      objectOk = objectOk && moments[i] > 0.0;
+    }
+    if (flatAxes >= 1)
+    {
+      // ITK's rule: a zero denominator gives 0 (flatness divides by the smallest, elongation by the
+      // second largest moment).
+      objectOk = objectOk && b->GetFlatness() == 0.0;
+      objectOk = objectOk && (flatAxes < D - 1 || b->GetElongation() == 0.0);
+    }
+    if (!objectOk)
+    {
+      std::cerr << "object " << n + 1 << ": moments differ from the identity direction's " << a->GetPrincipalMoments()
+                << " or are not exact" << std::endl;
+    }
+    ok = ok && objectOk;
+  }
+  return ok;
+}
+
+bool
+DegenerateCase(Backend backend)
+{
+  using I2 = Index<2>;
+  using I3 = Index<3>;
+  bool ok = DegenerateMoments<2>(backend,
+                                 Size<2>{ { 20, 12 } },
+                                 { { I2{ { 1, 1 } }, I2{ { 1, 1 } } },     // one pixel
+                                   { I2{ { 4, 1 } }, I2{ { 5, 1 } } },     // two pixels in a row
+                                   { I2{ { 8, 1 } }, I2{ { 8, 6 } } },     // a column
+                                   { I2{ { 11, 2 } }, I2{ { 17, 2 } } },   // a row
+                                   { I2{ { 2, 8 } }, I2{ { 6, 10 } } } }); // a box
+  ok = DegenerateMoments<3>(backend,
+                            Size<3>{ { 16, 10, 8 } },
+                            { { I3{ { 1, 1, 1 } }, I3{ { 1, 1, 1 } } },     // one voxel
+                              { I3{ { 4, 1, 1 } }, I3{ { 9, 1, 1 } } },     // a line along x
+                              { I3{ { 12, 1, 0 } }, I3{ { 12, 1, 6 } } },   // a line along z
+                              { I3{ { 1, 4, 3 } }, I3{ { 6, 8, 3 } } },     // a plate, one slice thick
+                              { I3{ { 9, 4, 2 } }, I3{ { 9, 7, 6 } } },     // a plate, one column thick
+                              { I3{ { 12, 5, 3 } }, I3{ { 14, 8, 6 } } } }) // a box
+       && ok;
+  return ok;
+}
+
+template <unsigned D>
+bool
+LongImage(Backend backend, const typename Image<unsigned char, D>::SizeType & size)
+{
+  using InputType = Image<unsigned char, D>;
+  using LabelType = Image<unsigned int, D>;
+  auto image = MakeRandomImage<InputType>(size, 0.5, 1, 6, [](std::mt19937 &) { return 1; });
+  auto filter = CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::New();
+  filter->SetInput(image);
+  filter->SetBackend(backend);
+  ITK_TRY_EXPECT_NO_EXCEPTION(filter->Update());
+  auto reference = ConnectedComponentImageFilter<InputType, LabelType>::New();
+  reference->SetInput(image);
+  using MapType = typename CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::LabelMapType;
+  auto shape = LabelImageToShapeLabelMapFilter<LabelType, MapType>::New();
+  shape->SetInput(reference->GetOutput());
+  shape->SetNumberOfWorkUnits(1); // multi-threaded, ITK splits lines of 1-row images (README)
+  shape->Update();
+  std::ostringstream what;
+  what << "image " << size;
+  bool ok = SameImage(filter->GetOutput(), reference->GetOutput(), what.str());
+  const MapType * ours = filter->GetLabelMap();
+  const MapType * theirs = shape->GetOutput();
+  ok = ok && ours->GetNumberOfLabelObjects() == theirs->GetNumberOfLabelObjects();
+  typename MapType::ConstIterator io(ours), it(theirs);
+  for (SizeValueType i = 0; ok && !it.IsAtEnd(); ++i, ++io, ++it)
+  {
+    const auto * x = io.GetLabelObject();
+    const auto * y = it.GetLabelObject();
+    ok = x->GetLabel() == y->GetLabel() && x->GetNumberOfPixels() == y->GetNumberOfPixels() &&
+         x->GetBoundingBox() == y->GetBoundingBox() && x->GetNumberOfPixelsOnBorder() == y->GetNumberOfPixelsOnBorder();
+    for (unsigned d = 0; ok && d < D; ++d)
+    {
+      ok = std::abs(x->GetCentroid()[d] - y->GetCentroid()[d]) <= 1e-9 * (1.0 + std::abs(y->GetCentroid()[d]));
+    }
+    ok = ok && std::abs(x->GetPerimeter() - y->GetPerimeter()) <= 1e-9 * y->GetPerimeter();
+    if (!ok)
+    {
+      std::cerr << what.str() << ": object " << i << " differs from ITK's" << std::endl;
+    }
+  }
+  std::cout << what.str() << ": " << filter->GetObjectCount() << " objects, LabelMap equal to ITK's: " << ok
+            << std::endl;
+  return ok;
+}
+
+bool
+LongImageCase(Backend backend)
+{
+  bool ok = LongImage<2>(backend, Size<2>{ { 3000000, 1 } });
+  ok = LongImage<3>(backend, Size<3>{ { 1, 1, 3000000 } }) && ok;
+  return ok;
+}
+
+} // namespace
+
+int
+itkCudaConnectedComponentAnalysisGeometryTest(int argc, char * argv[])
+{
+  if (argc < 3)
+  {
+    std::cerr << "Usage: " << argv[0] << " degenerate|longimage backend" << std::endl;
+    return EXIT_FAILURE;
+  }
+  const std::string mode = argv[1];
+  const Backend     backend = ParseBackend(argv[2]);
+  if (CudaUnavailable(backend))
+  {
+    return SkipReturnCode;
+  }
+  bool ok = false;
+  if (mode == "degenerate")
+  {
+    ok = DegenerateCase(backend);
+  }
+  else if (mode == "longimage")
+  {
+    ok = LongImageCase(backend);
+  }
+  else
+  {
+    std::cerr << "unknown case " << mode << std::endl;
+  }
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
