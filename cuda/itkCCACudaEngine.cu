@@ -22,6 +22,7 @@
 #include "itkCCACudaEngine.cuh"
 
 #include "itkCCACudaStages.cuh"
+#include "itkCCARunGrouping.cuh"
 #include "itkCCAParallelFor.h"
 
 #include <cub/device/device_scan.cuh>
@@ -358,31 +359,43 @@ CudaEngine::ExportRuns(RunTable & runs)
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
   const std::size_t n = m_NumberOfRuns;
-  // 32-bit device arrays into host buffers kept between calls, then widened on several threads.
-  for (auto * host : { &m_HostRunBegin, &m_HostRunEnd, &m_HostRunRow, &m_HostRunLabel })
-  {
-    host->resize(n);
-  }
+  const std::size_t numComponents = static_cast<std::size_t>(m_NumberOfComponents);
   runs.row.resize(n);
   runs.begin.resize(n);
   runs.length.resize(n);
-  runs.label.resize(n);
+  runs.firstRun.resize(numComponents + 1);
   if (n == 0)
   {
+    runs.firstRun.assign(numComponents + 1, 0);
     return;
   }
+  // Grouped on the device (parents are labels by now); 32-bit columns into host buffers kept between
+  // calls, then widened on several threads.
+  GroupRunsByComponent(m_Parent.As<std::uint32_t>(), m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(),
+                       m_RunRow.As<std::uint32_t>(), m_NumberOfRuns, static_cast<std::uint32_t>(numComponents),
+                       m_RunGrouping, m_Stream, m_Properties.multiProcessorCount);
+  for (auto * host : { &m_HostRunBegin, &m_HostRunLength, &m_HostRunRow })
+  {
+    host->resize(n);
+  }
+  m_HostFirstRun.resize(numComponents + 1);
   const std::size_t bytes = n * sizeof(std::uint32_t);
-  m_Staging.ToHost(m_HostRunBegin.data(), m_RunBegin.As<void>(), bytes, m_Stream);
-  m_Staging.ToHost(m_HostRunEnd.data(), m_RunEnd.As<void>(), bytes, m_Stream);
-  m_Staging.ToHost(m_HostRunRow.data(), m_RunRow.As<void>(), bytes, m_Stream);
-  m_Staging.ToHost(m_HostRunLabel.data(), m_Parent.As<void>(), bytes, m_Stream); // parents are labels by now
+  m_Staging.ToHost(m_HostRunBegin.data(), m_RunGrouping.begin.As<void>(), bytes, m_Stream);
+  m_Staging.ToHost(m_HostRunLength.data(), m_RunGrouping.length.As<void>(), bytes, m_Stream);
+  m_Staging.ToHost(m_HostRunRow.data(), m_RunGrouping.row.As<void>(), bytes, m_Stream);
+  m_Staging.ToHost(m_HostFirstRun.data(), m_RunGrouping.firstRun.As<void>(), (numComponents + 1) * sizeof(std::uint32_t), m_Stream);
   ParallelForRange(HostThreads(), n, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t i = first; i < last; ++i)
     {
       runs.row[i] = m_HostRunRow[i];
       runs.begin[i] = m_HostRunBegin[i];
-      runs.length[i] = m_HostRunEnd[i] - m_HostRunBegin[i];
-      runs.label[i] = m_HostRunLabel[i];
+      runs.length[i] = m_HostRunLength[i];
+    }
+  });
+  ParallelForRange(HostThreads(), numComponents + 1, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t k = first; k < last; ++k)
+    {
+      runs.firstRun[k] = m_HostFirstRun[k];
     }
   });
 }

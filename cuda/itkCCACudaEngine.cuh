@@ -23,6 +23,7 @@
 // benchmark (itkCCACudaBenchmark.cu) through this header.
 
 #include "itkCCADeviceBuffer.cuh"
+#include "itkCCARunGrouping.cuh"
 #include "itkCCAEngine.h"
 #include "itkCCAFeatureVariant.cuh"
 #include "itkCCAPinnedStaging.cuh"
@@ -115,8 +116,9 @@ private:
   std::vector<ComponentSums> m_Features;
   /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
   std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
-  std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>>           m_HostBoxes, m_HostRunBegin, m_HostRunEnd,
-    m_HostRunRow, m_HostRunLabel;
+  std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>>           m_HostBoxes, m_HostRunBegin, m_HostRunLength,
+    m_HostRunRow, m_HostFirstRun;
+  RunGroupingBuffers                                                           m_RunGrouping;
 };
 
 } // namespace cuda

@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -59,7 +60,9 @@ public:
    * The objects (lines and attributes) are built in parallel, in blocks taken in label order, while one
    * work unit inserts the finished blocks into the map in that order: the map's insertion is the one
    * serial step, and it runs at the same time as the rest. Without a table of every component's
-   * attributes: each object's are computed as it is built. */
+   * attributes: each object's are computed as it is built. `beforeFirstInsertion` (if any) is called once,
+   * before the first object enters the map, while objects are already being built: the filter waits there
+   * for the previous update's map to be emptied. */
   template <typename TLabelOf>
   static void
   Build(LabelMapType *                                     labelMap,
@@ -68,7 +71,8 @@ public:
         const EngineType::ShapeOptions &                   options,
         const TLabelOf &                                   labelOf,
         MultiThreaderBase *                                threader,
-        ProcessObject *                                    progress)
+        ProcessObject *                                    progress,
+        const std::function<void()> &                      beforeFirstInsertion = {})
   {
     const std::size_t numComponents = lines.firstLine.empty() ? 0 : lines.firstLine.size() - 1;
     const unsigned    units = std::max(1u, threader->GetNumberOfWorkUnits());
@@ -76,6 +80,7 @@ public:
     constexpr std::size_t numSlices = 16;
     constexpr std::size_t blockSize = 512;
     std::vector<typename LabelObjectType::Pointer> objects;
+    bool                                           inserting = false;
     for (std::size_t slice = 0; slice < numSlices; ++slice)
     {
       const std::size_t first = numComponents * slice / numSlices;
@@ -137,6 +142,14 @@ public:
               else
               {
                 std::this_thread::yield();
+              }
+            }
+            if (!inserting)
+            {
+              inserting = true;
+              if (beforeFirstInsertion)
+              {
+                beforeFirstInsertion();
               }
             }
             const std::size_t end = std::min(last, first + (b + 1) * blockSize);

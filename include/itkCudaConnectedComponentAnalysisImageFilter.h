@@ -30,6 +30,7 @@
 #include <memory>
 #include <type_traits>
 #include <string>
+#include <thread>
 #include <vector>
 
 // VerifyInputInformation() is const since ITK 5 (ITKv5_CONST, empty with ITKV4_COMPATIBILITY); ITK 6 drops
@@ -313,7 +314,7 @@ public:
 
 protected:
   CudaConnectedComponentAnalysisImageFilter();
-  ~CudaConnectedComponentAnalysisImageFilter() override = default;
+  ~CudaConnectedComponentAnalysisImageFilter() override;
 
   void
   PrintSelf(std::ostream & os, Indent indent) const override;
@@ -351,6 +352,10 @@ private:
   EngineType::Request
   MakeRequest(const RegionType & region) const;
 
+  /** Returns once the previous update's LabelMap objects, freed on their own thread, are gone. */
+  void
+  WaitForLabelMapCleared();
+
   /** Throws ProcessAborted, as ITK's filters do, once AbortGenerateData is set (checked between stages). */
   void
   ThrowIfAborted();
@@ -387,6 +392,8 @@ private:
   std::uint64_t               m_SkippedLabel{ 0 };
   /** The engines behind one compiled facade, kept across updates so that device buffers are too. */
   EngineType                  m_Engine;
+  /** Frees the previous update's LabelMap objects while the next analysis runs. */
+  std::thread                 m_LabelMapClearer;
 };
 } // namespace itk
 

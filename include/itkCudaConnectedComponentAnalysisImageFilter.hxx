@@ -74,10 +74,20 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   }
   LabelMapType * labelMap = this->GetLabelMap();
   labelMap->SetBufferedRegion(labelMap->GetRequestedRegion());
-  const auto clearStart = std::chrono::steady_clock::now();
-  CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, this->GetMultiThreader());
-  m_TimeSplit.ClearLabelMap = std::chrono::duration<double>(std::chrono::steady_clock::now() - clearStart).count();
   labelMap->SetBackgroundValue(m_BackgroundValue);
+  // The previous update's objects (millions, each with its lines) are freed on their own thread while the
+  // analysis runs; GenerateData() waits for it before the first new object enters the map
+  // (WaitForLabelMapCleared()). Nothing else touches the LabelMap until then.
+  this->WaitForLabelMapCleared();
+  if (labelMap->GetNumberOfLabelObjects() > 0)
+  {
+    MultiThreaderBase * threader = this->GetMultiThreader();
+    m_LabelMapClearer = std::thread([this, labelMap, threader]() {
+      const auto start = std::chrono::steady_clock::now();
+      CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, threader);
+      m_TimeSplit.ClearLabelMap = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    });
+  }
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -215,6 +225,12 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     itkExceptionMacro(<< "The input region " << region << " is empty");
   }
   this->AllocateOutputs();
+  // However GenerateData() ends, the LabelMap is emptied before it returns.
+  struct ClearedOnExit
+  {
+    Self * filter;
+    ~ClearedOnExit() { filter->WaitForLabelMapCleared(); }
+  } clearedOnExit{ this };
   OutputImageType * output = this->GetOutput();
   EngineType::Request request = this->MakeRequest(region);
   request.computeShapeSums = m_GenerateLabelMap;
@@ -324,12 +340,14 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
                                                      options,
                                                      [this](std::uint64_t k) { return this->LabelOf(k); },
                                                      threader,
-                                                     objectsProgress.GetProcessObject());
+                                                     objectsProgress.GetProcessObject(),
+                                                     [this]() { this->WaitForLabelMapCleared(); });
         m_TimeSplit.BuildLabelMap = seconds(t0);
       }
       catch (const std::bad_alloc &)
       {
         joinWriter();
+        this->WaitForLabelMapCleared();
         this->GetLabelMap()->ClearLabels();
         throw EngineType::MemoryError("out of host memory while building the LabelMap's " + std::to_string(count) +
                                       " objects");
@@ -362,6 +380,23 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   catch (const EngineType::Error & e)
   {
     itkExceptionMacro(<< "Connected component analysis failed (" << m_Backend << "): " << e.what());
+  }
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
+  ~CudaConnectedComponentAnalysisImageFilter()
+{
+  this->WaitForLabelMapCleared();
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::WaitForLabelMapCleared()
+{
+  if (m_LabelMapClearer.joinable())
+  {
+    m_LabelMapClearer.join();
   }
 }
 

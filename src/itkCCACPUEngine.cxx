@@ -200,13 +200,14 @@ CPUEngine::ExportRuns(RunTable & table)
   {
     throw EngineError("CPU engine: " + std::to_string(numberOfRuns) + " runs do not fit in memory");
   }
+  const std::size_t numComponents = m_Features.size();
   try
   {
     const auto count = static_cast<std::size_t>(numberOfRuns);
     table.row.resize(count);
     table.begin.resize(count);
     table.length.resize(count);
-    table.label.resize(count);
+    table.firstRun.assign(numComponents + 1, 0);
   }
   catch (const std::bad_alloc &)
   {
@@ -217,23 +218,40 @@ CPUEngine::ExportRuns(RunTable & table)
     throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
   }
 
-  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, &table](std::uint64_t b) {
-    const RowBlock &      block = m_Blocks[static_cast<std::size_t>(b)];
-    const std::uint64_t * component = m_Parent.Data();
+  // A stable counting sort by component (m_Parent holds each run's component by now): the runs of each
+  // component stay in raster order. Counting in parallel (atomics: components rarely share a counter at the
+  // same time), the placement in raster order.
+  const std::uint64_t * component = m_Parent.Data();
+  std::uint64_t *       counts = table.firstRun.data() + 1;
+  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, component, counts](std::uint64_t b) {
+    const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+    const std::uint64_t first = m_RowStart[block.firstRow];
+    const std::uint64_t last = m_RowStart[block.endRow];
+    for (std::uint64_t id = first; id < last; ++id)
+    {
+      __atomic_fetch_add(&counts[component[id]], std::uint64_t{ 1 }, __ATOMIC_RELAXED);
+    }
+  });
+  for (std::size_t k = 0; k < numComponents; ++k)
+  {
+    table.firstRun[k + 1] += table.firstRun[k];
+  }
+  std::vector<std::uint64_t> next(table.firstRun.begin(), table.firstRun.end() - 1);
+  for (const RowBlock & block : m_Blocks)
+  {
     for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
     {
       const RowRuns rowRuns = RunsOfRow(block, row);
       for (std::uint64_t i = 0; i < rowRuns.count; ++i)
       {
-        const auto  id = static_cast<std::size_t>(rowRuns.firstId + i);
-        const Run & run = rowRuns.runs[i];
-        table.row[id] = row;
-        table.begin[id] = run.begin;
-        table.length[id] = run.end - run.begin;
-        table.label[id] = component[id];
+        const Run &         run = rowRuns.runs[i];
+        const std::uint64_t j = next[component[rowRuns.firstId + i]]++;
+        table.row[j] = row;
+        table.begin[j] = run.begin;
+        table.length[j] = run.end - run.begin;
       }
     }
-  });
+  }
 }
 
 } // namespace cpu

@@ -158,13 +158,15 @@ struct UninitializedAllocator : std::allocator<T>
   }
 };
 
+/** The runs of every component, grouped by component in label order, each component's runs in raster
+ * order (the LabelMap's lines): component k (0-based) has runs [firstRun[k], firstRun[k + 1]). */
 struct RunTable
 {
   using Column = std::vector<std::uint64_t, UninitializedAllocator<std::uint64_t>>;
-  Column row;
-  Column begin;
-  Column length;
-  Column label;
+  Column row;      ///< row index (y + z * sizeY)
+  Column begin;    ///< first x
+  Column length;   ///< pixels
+  Column firstRun; ///< numComponents + 1 entries
 };
 
 /** One labeling engine. Analyze() labels and measures; the label image is written by a separate
@@ -196,7 +198,7 @@ public:
   virtual void
   WriteLabels(const LabelOutput & output) = 0;
 
-  /** Copies the runs of the last Analyze() (for the LabelMap's lines). */
+  /** Copies the runs of the last Analyze(), grouped by component (for the LabelMap's lines). */
   virtual void
   ExportRuns(RunTable & runs) = 0;
 };

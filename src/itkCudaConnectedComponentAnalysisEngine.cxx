@@ -21,9 +21,12 @@
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
 #include "itkCCAEngine.h"
+#include "itkCCAParallelFor.h"
 #include "itkOutputWindow.h"
 
+#include <algorithm>
 #include <mutex>
+#include <thread>
 #include <sstream>
 
 namespace itk
@@ -139,38 +142,29 @@ Translated(const char * what, const TStep & step) -> decltype(step())
     throw CudaConnectedComponentAnalysisEngine::MemoryError(std::string("out of host memory while ") + what);
   }
 }
-/** The lines of `engine`'s last Analyze(): its runs, grouped by component. */
+/** The lines of `engine`'s last Analyze(): its runs (which come grouped by component), with the
+ * region's start added and the row split into y and z, on all hardware threads. */
 void
 LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geometry & geometry,
         CudaConnectedComponentAnalysisEngine::Lines & lines)
 {
   cca::RunTable runs;
   engine.ExportRuns(runs);
-  const std::size_t numComponents = engine.GetFeatures().size();
-  const std::size_t numRuns = runs.row.size();
+  const std::size_t   numRuns = runs.row.size();
   const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
-  // Counting sort of the runs by component, stable: each component's lines stay in raster order.
-  lines.firstLine.assign(numComponents + 1, 0);
-  for (std::size_t i = 0; i < numRuns; ++i)
-  {
-    ++lines.firstLine[runs.label[i] + 1];
-  }
-  for (std::size_t k = 0; k < numComponents; ++k)
-  {
-    lines.firstLine[k + 1] += lines.firstLine[k];
-  }
+  lines.firstLine.assign(runs.firstRun.begin(), runs.firstRun.end());
   lines.index.resize(numRuns);
   lines.length.resize(numRuns);
-  std::vector<std::uint64_t> next(lines.firstLine.begin(), lines.firstLine.end() - 1);
-  for (std::size_t i = 0; i < numRuns; ++i)
-  {
-    const std::uint64_t j = next[runs.label[i]]++;
-    auto &              index = lines.index[j];
-    index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
-    index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
-    index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
-    lines.length[j] = runs.length[i];
-  }
+  cca::ParallelForRange(std::max(1u, std::thread::hardware_concurrency()), numRuns, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
+    for (std::uint64_t i = first; i < last; ++i)
+    {
+      auto & index = lines.index[i];
+      index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
+      index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
+      index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
+      lines.length[i] = runs.length[i];
+    }
+  });
 }
 } // namespace
 
