@@ -198,10 +198,12 @@ public:
     }
   }
 
-  /** Empties `labelMap` with the objects' destruction (their lines) spread over `threader`'s work units:
-   * for millions of objects, freeing them one by one in ClearLabels() is a second of the next update. */
+  /** Empties `labelMap`, the objects' destruction (their lines) spread over `numberOfThreads` threads of its
+   * own: for millions of objects, freeing them one by one in ClearLabels() is a second of the next update.
+   * It runs beside the filter's work (on a thread of the filter's), so it does not use the filter's
+   * MultiThreader, which the update is using at the same time. */
   static void
-  Clear(LabelMapType * labelMap, MultiThreaderBase * threader)
+  Clear(LabelMapType * labelMap, unsigned numberOfThreads)
   {
     std::vector<typename LabelObjectType::Pointer> old;
     old.reserve(labelMap->GetNumberOfLabelObjects());
@@ -210,7 +212,25 @@ public:
       old.emplace_back(it.GetLabelObject());
     }
     labelMap->ClearLabels();
-    threader->ParallelizeArray(0, old.size(), [&old](SizeValueType i) { old[i] = nullptr; }, nullptr);
+    const std::size_t        pieces = std::max<std::size_t>(1, std::min<std::size_t>(numberOfThreads, old.size() / 4096));
+    std::vector<std::thread> workers;
+    for (std::size_t p = 1; p < pieces; ++p)
+    {
+      workers.emplace_back([&old, p, pieces]() {
+        for (std::size_t i = old.size() * p / pieces; i < old.size() * (p + 1) / pieces; ++i)
+        {
+          old[i] = nullptr;
+        }
+      });
+    }
+    for (std::size_t i = 0; i < old.size() / pieces; ++i)
+    {
+      old[i] = nullptr;
+    }
+    for (auto & worker : workers)
+    {
+      worker.join();
+    }
   }
 
 private:

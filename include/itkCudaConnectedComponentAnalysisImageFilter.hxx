@@ -24,6 +24,7 @@
 #include "itkNumericTraits.h"
 #include "itkProgressTransformer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <limits>
@@ -81,10 +82,11 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   this->WaitForLabelMapCleared();
   if (labelMap->GetNumberOfLabelObjects() > 0)
   {
-    MultiThreaderBase * threader = this->GetMultiThreader();
-    m_LabelMapClearer = std::thread([this, labelMap, threader]() {
+    // A few threads (at most a quarter of the work units): the rest serve the analysis meanwhile.
+    const unsigned threads = std::min(4u, std::max(1u, this->GetNumberOfWorkUnits() / 4));
+    m_LabelMapClearer = std::thread([this, labelMap, threads]() {
       const auto start = std::chrono::steady_clock::now();
-      CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, threader);
+      CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, threads);
       m_TimeSplit.ClearLabelMap = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     });
   }
