@@ -76,9 +76,11 @@ public:
   {
     const std::size_t numComponents = lines.firstLine.empty() ? 0 : lines.firstLine.size() - 1;
     const unsigned    units = std::max(1u, threader->GetNumberOfWorkUnits());
-    // Slices only to report progress from the calling thread between them.
-    constexpr std::size_t numSlices = 16;
+    // Slices only to report progress from the calling thread between them; few objects take one slice,
+    // and one work unit where a parallel loop would cost more than it saves.
     constexpr std::size_t blockSize = 512;
+    const std::size_t     numSlices = std::min<std::size_t>(16, 1 + numComponents / (1u << 16));
+    const unsigned        workUnits = numComponents < 4 * blockSize ? 1u : units;
     std::vector<typename LabelObjectType::Pointer> objects;
     bool                                           inserting = false;
     for (std::size_t slice = 0; slice < numSlices; ++slice)
@@ -165,7 +167,7 @@ public:
           fail();
         }
       };
-      if (units == 1)
+      if (workUnits == 1)
       {
         buildBlocks();
         insertBlocks();
@@ -174,7 +176,7 @@ public:
       {
         threader->ParallelizeArray(
           0,
-          units,
+          workUnits,
           [&](SizeValueType unit) {
             if (unit == 0)
             {

@@ -278,6 +278,11 @@ public:
   std::unique_ptr<ShapeAttributeCalculator>
   MakeShapeAttributeCalculator(const Geometry & geometry, const ShapeOptions & options, const Lines & lines) const;
 
+  /** Engines outlive their facade: a destroyed filter's engine (its device and page-locked buffers, its host
+   * tables) serves the next filter of the same backend, device and thread count. This frees the kept ones. */
+  static void
+  ReleaseCachedEngines();
+
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now (`reason`: why none). */
   static bool
   IsCudaEngineCompiled();

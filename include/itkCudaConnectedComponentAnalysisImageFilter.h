@@ -300,6 +300,15 @@ public:
   void
   UpdateLargestPossibleRegion() override;
 
+  /** The engine of a destroyed filter (its GPU memory, page-locked staging buffers and host tables) is kept
+   * for the next filter of the same backend, device and thread count, so that a new filter per image does
+   * not pay for allocating them again. This frees the kept engines (GPU memory included). */
+  static void
+  ReleaseCachedEngines()
+  {
+    CudaConnectedComponentAnalysisEngine::ReleaseCachedEngines();
+  }
+
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now. */
   static bool
   IsCudaEngineCompiled()

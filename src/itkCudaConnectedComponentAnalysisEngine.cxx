@@ -27,6 +27,8 @@
 #include <algorithm>
 #include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 namespace itk
@@ -45,8 +47,90 @@ ReportCPUFallbackOnce(const std::string & reason)
 }
 } // namespace
 
+/** Engines of destroyed filters, kept for the next filter of the same backend, device and thread count:
+ * a user's script makes a new filter for each image, and a new engine would allocate its device buffers,
+ * its page-locked staging buffers and its host tables (millions of components) again, first touch
+ * included, which costs more than a small image's whole analysis. One engine per key; released by
+ * ReleaseCachedEngines(). Never destroyed at exit (device memory goes with the process; a CUDA engine's
+ * destructor must not run after the CUDA runtime's own teardown). */
+class EngineCache
+{
+public:
+  static EngineCache &
+  Instance()
+  {
+    static auto * cache = new EngineCache;
+    return *cache;
+  }
+
+  struct Key
+  {
+    CudaConnectedComponentAnalysisEngine::Backend backend;
+    int                                           deviceId;
+    unsigned                                      threads;
+    bool
+    operator==(const Key & other) const
+    {
+      return backend == other.backend && deviceId == other.deviceId && threads == other.threads;
+    }
+  };
+
+  std::unique_ptr<cca::Engine>
+  Take(const Key & key)
+  {
+    const std::lock_guard<std::mutex> lock(m_Mutex);
+    for (auto it = m_Engines.begin(); it != m_Engines.end(); ++it)
+    {
+      if (it->first == key)
+      {
+        auto engine = std::move(it->second);
+        m_Engines.erase(it);
+        return engine;
+      }
+    }
+    return nullptr;
+  }
+
+  void
+  Give(const Key & key, std::unique_ptr<cca::Engine> engine)
+  {
+    const std::lock_guard<std::mutex> lock(m_Mutex);
+    for (auto & entry : m_Engines)
+    {
+      if (entry.first == key)
+      {
+        entry.second = std::move(engine); // the newer one; the older is freed here
+        return;
+      }
+    }
+    m_Engines.emplace_back(key, std::move(engine));
+  }
+
+  void
+  Clear()
+  {
+    std::vector<std::pair<Key, std::unique_ptr<cca::Engine>>> engines;
+    {
+      const std::lock_guard<std::mutex> lock(m_Mutex);
+      engines.swap(m_Engines);
+    }
+  }
+
+private:
+  std::mutex                                                m_Mutex;
+  std::vector<std::pair<Key, std::unique_ptr<cca::Engine>>> m_Engines;
+};
+
 struct CudaConnectedComponentAnalysisEngine::Internals
 {
+  ~Internals()
+  {
+    if (engine)
+    {
+      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads }, std::move(engine));
+    }
+  }
+
   std::unique_ptr<cca::Engine> engine;
   Backend                      engineBackend{ Backend::Automatic };
   int                          engineDeviceId{ -1 };
@@ -62,18 +146,20 @@ struct CudaConnectedComponentAnalysisEngine::Internals
                       (backend == Backend::CUDA ? engineDeviceId == deviceId : engineThreads == numberOfThreads);
     if (!same)
     {
-      engine.reset();
-      if (backend == Backend::CUDA)
+      if (engine)
       {
-        engine = cca::CreateCudaEngine(deviceId);
+        EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads }, std::move(engine));
       }
-      else
+      const EngineCache::Key key{ backend, backend == Backend::CUDA ? deviceId : -1,
+                                  backend == Backend::CUDA ? 0u : numberOfThreads };
+      engine = EngineCache::Instance().Take(key);
+      if (!engine)
       {
-        engine = cca::CreateCPUEngine(numberOfThreads);
+        engine = backend == Backend::CUDA ? cca::CreateCudaEngine(deviceId) : cca::CreateCPUEngine(numberOfThreads);
       }
-      engineBackend = backend;
-      engineDeviceId = backend == Backend::CUDA ? deviceId : -1;
-      engineThreads = numberOfThreads;
+      engineBackend = key.backend;
+      engineDeviceId = key.deviceId;
+      engineThreads = key.threads;
     }
     return *engine;
   }
@@ -261,6 +347,12 @@ CudaConnectedComponentAnalysisEngine::MakeShapeAttributeCalculator(const Geometr
   return Translated("preparing the LabelMap's attributes", [&]() {
     return cca::MakeShapeAttributeCalculator(m_Internals->Analyzed().GetFeatures(), geometry, options, lines);
   });
+}
+
+void
+CudaConnectedComponentAnalysisEngine::ReleaseCachedEngines()
+{
+  EngineCache::Instance().Clear();
 }
 
 bool
