@@ -23,6 +23,7 @@
 
 #include "itkCCACudaStages.cuh"
 #include "itkCCARunGrouping.cuh"
+#include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
 
 #include <cub/device/device_scan.cuh>
@@ -364,6 +365,10 @@ CudaEngine::ExportRuns(RunTable & runs)
   runs.begin.resize(n);
   runs.length.resize(n);
   runs.firstRun.resize(numComponents + 1);
+  for (auto * column : { &runs.row, &runs.begin, &runs.length })
+  {
+    AdviseHugePages(column->data(), n * sizeof(std::uint64_t)); // not written yet (uninitialized allocator)
+  }
   if (n == 0)
   {
     runs.firstRun.assign(numComponents + 1, 0);

@@ -21,10 +21,12 @@
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
 #include "itkCCAEngine.h"
+#include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
 #include "itkOutputWindow.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -137,6 +139,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   unsigned                     engineThreads{ 0 };
   Backend                      used{ Backend::Automatic };
   std::string                  description;
+  std::uint64_t                pixels{ 0 }; ///< of the last Analyze()
 
   /** The engine for `backend` (never Automatic here), kept while backend, device and threads stay. */
   cca::Engine &
@@ -239,6 +242,10 @@ LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geomet
   const std::size_t   numRuns = runs.row.size();
   const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
   lines.firstLine.assign(runs.firstRun.begin(), runs.firstRun.end());
+  lines.index.reserve(numRuns);
+  lines.length.reserve(numRuns);
+  cca::AdviseHugePages(lines.index.data(), numRuns * sizeof(lines.index[0]));
+  cca::AdviseHugePages(lines.length.data(), numRuns * sizeof(lines.length[0]));
   lines.index.resize(numRuns);
   lines.length.resize(numRuns);
   cca::ParallelForRange(std::max(1u, std::thread::hardware_concurrency()), numRuns, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
@@ -296,6 +303,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       count = engine->Analyze(request);
     }
     in.used = in.engineBackend;
+    in.pixels = request.NumberOfPixels();
     in.description = engine->GetDescription();
     return count;
   });
@@ -330,7 +338,11 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
   output.kind = kind;
   output.backgroundBits = backgroundBits;
   output.skipValue = skipValue;
-  Translated("writing the label image", [&]() { m_Internals->Analyzed().WriteLabels(output); });
+  Translated("writing the label image", [&]() {
+    cca::Engine & engine = m_Internals->Analyzed();
+    cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));
+    engine.WriteLabels(output);
+  });
 }
 
 void
