@@ -14,16 +14,18 @@ cmake -S "$root" -B "$build" -DCCA_ENABLE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDeb
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build "$build" -j"$jobs" >/dev/null
 log=$build/sanitizer.log
-: >"$log"
-# Leaks: ITK keeps singletons (object factories) alive to the end; only errors are findings here.
+# Leaks: ITK keeps singletons (object factories) alive to the end; only errors are findings here. The
+# reports go to each test's output, which CTest keeps for every test in Testing/Temporary/LastTest.log.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=0:log_path=$build/ubsan
-rm -f "$build"/ubsan.*
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=0
 status=0
-ctest --test-dir "$build" -L cpu -LE python --output-on-failure -j"$jobs" "$@" || status=$?
-cat "$build"/ubsan.* >"$log" 2>/dev/null || true
+# CCAPipeline_memory_cpu runs its child under `ulimit -v`, where ASan cannot map its shadow memory.
+ctest --test-dir "$build" -L cpu -LE python -E CCAPipeline_memory_cpu --output-on-failure -j"$jobs" "$@" || status=$?
+cp "$build/Testing/Temporary/LastTest.log" "$log"
 reports=$(grep -c "runtime error" "$log" || true)
-ours=$(grep -A3 "runtime error" "$log" | grep -cE "$root/(src|include|cuda)/" || true)
-echo "== UBSan: $reports report(s) in all; in this project's sources (src/, include/, cuda/): $ours"
+ours=$(grep -E "runtime error|ERROR: AddressSanitizer" "$log" | grep -cE "$root/(src|include|cuda|test|examples)/" || true)
+asan=$(grep -c "ERROR: AddressSanitizer" "$log" || true)
+echo "== ASan: $asan error report(s)"
+echo "== UBSan: $reports report(s) in all; reports located in this project's sources (src/, include/, cuda/, test/, examples/): $ours"
 grep "runtime error" "$log" | sed 's/^[^ ]*\///' | sort | uniq -c | sort -rn | head -20 || true
-exit $((status != 0 || ours != 0))
+exit $((status != 0 || ours != 0 || asan != 0))
