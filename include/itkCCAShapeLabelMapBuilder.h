@@ -205,34 +205,46 @@ public:
    * It runs beside the filter's work (on a thread of the filter's), so it does not use the filter's
    * MultiThreader, which the update is using at the same time. */
   static void
-  Clear(LabelMapType * labelMap, unsigned numberOfThreads)
+  Clear(LabelMapType * labelMap, unsigned numberOfThreads) noexcept
   {
     std::vector<typename LabelObjectType::Pointer> old;
-    old.reserve(labelMap->GetNumberOfLabelObjects());
-    for (typename LabelMapType::Iterator it(labelMap); !it.IsAtEnd(); ++it)
+    std::vector<std::thread>                       workers;
+    std::size_t                                    pieces = 1;
+    auto release = [&old, &pieces](std::size_t p) {
+      for (std::size_t i = old.size() * p / pieces; i < old.size() * (p + 1) / pieces; ++i)
+      {
+        old[i] = nullptr;
+      }
+    };
+    try
     {
-      old.emplace_back(it.GetLabelObject());
+      old.reserve(labelMap->GetNumberOfLabelObjects());
+      for (typename LabelMapType::Iterator it(labelMap); !it.IsAtEnd(); ++it)
+      {
+        old.emplace_back(it.GetLabelObject());
+      }
+      labelMap->ClearLabels();
+      pieces = std::max<std::size_t>(1, std::min<std::size_t>(numberOfThreads, old.size() / 4096));
+      workers.reserve(pieces);
+      for (std::size_t p = 1; p < pieces; ++p)
+      {
+        workers.emplace_back(release, p); // piece p on worker p - 1
+      }
     }
-    labelMap->ClearLabels();
-    const std::size_t        pieces = std::max<std::size_t>(1, std::min<std::size_t>(numberOfThreads, old.size() / 4096));
-    std::vector<std::thread> workers;
-    for (std::size_t p = 1; p < pieces; ++p)
+    catch (...)
     {
-      workers.emplace_back([&old, p, pieces]() {
-        for (std::size_t i = old.size() * p / pieces; i < old.size() * (p + 1) / pieces; ++i)
-        {
-          old[i] = nullptr;
-        }
-      });
+      // Short of memory or threads (after a failed update, say): what no worker took is freed here.
     }
-    for (std::size_t i = 0; i < old.size() / pieces; ++i)
+    release(0);
+    for (std::size_t p = workers.size() + 1; p < pieces; ++p)
     {
-      old[i] = nullptr;
+      release(p);
     }
     for (auto & worker : workers)
     {
       worker.join();
     }
+    labelMap->ClearLabels(); // allocates nothing; empties the map where the list could not be made
   }
 
 private:

@@ -30,6 +30,7 @@
 #include <limits>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 
 namespace itk
@@ -84,11 +85,19 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     // A few threads (at most a quarter of the work units): the rest serve the analysis meanwhile.
     const unsigned threads = std::min(4u, std::max(1u, this->GetNumberOfWorkUnits() / 4));
-    m_LabelMapClearer = std::thread([this, labelMap, threads]() {
+    auto clear = [this, labelMap, threads]() {
       const auto start = std::chrono::steady_clock::now();
-      CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, threads);
+      CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, threads); // noexcept
       m_TimeSplit.ClearLabelMap = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    });
+    };
+    try
+    {
+      m_LabelMapClearer = std::thread(clear);
+    }
+    catch (const std::system_error &)
+    {
+      clear(); // no thread to be had: here, first
+    }
   }
 }
 
@@ -310,7 +319,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
       std::thread        writer;
       if (m_GenerateLabelImage)
       {
-        writer = std::thread([&writeLabels, &writeError]() {
+        auto write = [&writeLabels, &writeError]() {
           try
           {
             writeLabels();
@@ -319,7 +328,15 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
           {
             writeError = std::current_exception();
           }
-        });
+        };
+        try
+        {
+          writer = std::thread(write);
+        }
+        catch (const std::system_error &)
+        {
+          write(); // no thread to be had: before the LabelMap instead of beside it
+        }
       }
       const auto joinWriter = [&writer]() {
         if (writer.joinable())
@@ -362,6 +379,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
       joinWriter();
       if (writeError)
       {
+        // The update failed: its LabelMap must not stay behind as if it had not.
+        this->WaitForLabelMapCleared();
+        this->GetLabelMap()->ClearLabels();
         std::rethrow_exception(writeError);
       }
       this->UpdateProgress(1.0f);
@@ -371,6 +391,16 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     m_BackendUsed = m_Engine.GetBackendUsed();
     m_BackendDescription = m_Engine.GetDescription();
     this->StoreFeatures(region);
+  }
+  catch (const std::bad_alloc &)
+  {
+    // Host allocations of the filter's own (the feature table, the LabelMap's lines' containers).
+    this->WaitForLabelMapCleared();
+    this->GetLabelMap()->ClearLabels();
+    m_ComponentFeatures = ComponentFeaturesContainer();
+    throw MemoryAllocationError(__FILE__, __LINE__,
+                                "Connected component analysis failed: out of host memory while storing the results",
+                                ITK_LOCATION);
   }
   catch (const EngineType::MemoryError & e)
   {
