@@ -24,16 +24,123 @@
 #include "itkShapeLabelObject.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
 namespace itk
 {
+/** \class CCAMemoryReserve
+ * \brief While alive, an allocation that fails first gets memory back from a reserve (one of 64 pieces of
+ * 1 MB per failure) and marks the memory exhausted, instead of throwing at once.
+ *
+ * ITK 5.4 cannot unwind a label object's constructor that runs out of memory: ~LightObject then writes a
+ * warning, which allocates, and std::terminate ends the process. With the reserve, the constructor's
+ * allocation succeeds; the LabelMap builder sees Exhausted() after the object and throws std::bad_alloc
+ * from its own code, which the filter turns into an itk::MemoryAllocationError. The previous new-handler is
+ * restored (and called once the reserve is spent) on destruction.
+ * \ingroup CudaConnectedComponentAnalysis
+ */
+class CCAMemoryReserve
+{
+public:
+  CCAMemoryReserve()
+  {
+    // Builds of several filters at once share one reserve and one handler (the first installs them).
+    const std::lock_guard<std::mutex> lock(Mutex());
+    if (Users()++ == 0)
+    {
+      for (auto & piece : Pieces())
+      {
+        piece.store(std::malloc(PieceBytes));
+      }
+      Exhausted().store(false);
+      Previous() = std::set_new_handler(&Handler);
+    }
+  }
+  ~CCAMemoryReserve()
+  {
+    const std::lock_guard<std::mutex> lock(Mutex());
+    if (--Users() == 0)
+    {
+      std::set_new_handler(Previous());
+      for (auto & piece : Pieces())
+      {
+        std::free(piece.exchange(nullptr));
+      }
+    }
+  }
+  CCAMemoryReserve(const CCAMemoryReserve &) = delete;
+  CCAMemoryReserve &
+  operator=(const CCAMemoryReserve &) = delete;
+
+  static bool
+  IsExhausted()
+  {
+    return Exhausted().load(std::memory_order_relaxed);
+  }
+
+private:
+  static constexpr std::size_t PieceBytes = std::size_t{ 1 } << 20;
+
+  static std::array<std::atomic<void *>, 64> &
+  Pieces()
+  {
+    static std::array<std::atomic<void *>, 64> pieces{};
+    return pieces;
+  }
+  static std::atomic<bool> &
+  Exhausted()
+  {
+    static std::atomic<bool> exhausted{ false };
+    return exhausted;
+  }
+  static std::mutex &
+  Mutex()
+  {
+    static std::mutex mutex;
+    return mutex;
+  }
+  static unsigned &
+  Users()
+  {
+    static unsigned users = 0;
+    return users;
+  }
+  static std::new_handler &
+  Previous()
+  {
+    static std::new_handler previous = nullptr;
+    return previous;
+  }
+  static void
+  Handler()
+  {
+    Exhausted().store(true);
+    for (auto & piece : Pieces())
+    {
+      if (void * memory = piece.exchange(nullptr))
+      {
+        std::free(memory);
+        return; // operator new tries again
+      }
+    }
+    if (Previous())
+    {
+      Previous()();
+      return;
+    }
+    throw std::bad_alloc();
+  }
+};
+
 /** \class CCAShapeLabelMapBuilder
  * \brief Fills the LabelMap of CudaConnectedComponentAnalysisImageFilter: one label object per component,
  * its lines (the component's runs, in raster order, as LabelImageToLabelMapFilter makes them) and the
@@ -81,6 +188,7 @@ public:
     constexpr std::size_t blockSize = 512;
     const std::size_t     numSlices = std::min<std::size_t>(16, 1 + numComponents / (1u << 16));
     const unsigned        workUnits = numComponents < 4 * blockSize ? 1u : units;
+    const CCAMemoryReserve                         reserve;
     std::vector<typename LabelObjectType::Pointer> objects;
     bool                                           inserting = false;
     for (std::size_t slice = 0; slice < numSlices; ++slice)
@@ -270,6 +378,10 @@ private:
     }
     calculator.Compute(k, attributes);
     CopyAttributes(attributes, options, object);
+    if (CCAMemoryReserve::IsExhausted())
+    {
+      throw std::bad_alloc(); // here, not inside the next label object's constructor
+    }
     return object;
   }
 
