@@ -283,6 +283,11 @@ public:
   static void
   ReleaseCachedEngines();
 
+  /** Whether the LabelMap's moments of an image of this size (unused dimensions 1) can be computed exactly:
+   * every image with a side below about 3.6·10^9 pixels (compilers with 128-bit integers). */
+  static bool
+  CanMeasureMoments(const std::array<std::uint64_t, cca::MaxDimension> & size);
+
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now (`reason`: why none). */
   static bool
   IsCudaEngineCompiled();

@@ -246,22 +246,10 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   EngineType::Request request = this->MakeRequest(region);
   request.computeShapeSums = m_GenerateLabelMap;
   request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
-  if (m_GenerateLabelMap)
+  if (m_GenerateLabelMap && !EngineType::CanMeasureMoments(request.size))
   {
-    // The second-moment sums are exact 64-bit integers. Any component's Σq_d² is at most the image's,
-    // (N / s_d)·(s_d − 1)s_d(2s_d − 1)/6, and its Σq_d·q_e at most the larger of two such (Cauchy-Schwarz):
-    // refuse only images where that bound reaches 2^64.
-    const long double pixels = static_cast<long double>(region.GetNumberOfPixels());
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      const long double side = static_cast<long double>(region.GetSize(d));
-      const long double bound = pixels / side * ((side - 1) * side * (2 * side - 1) / 6);
-      if (bound >= 18446744073709551616.0L)
-      {
-        itkExceptionMacro(<< "The image " << region.GetSize()
-                          << " is too large for the LabelMap's 64-bit moment sums; use GenerateLabelMapOff()");
-      }
-    }
+    itkExceptionMacro(<< "The image " << region.GetSize()
+                      << " is too long for the LabelMap's 128-bit moment sums; use GenerateLabelMapOff()");
   }
 
   m_SkippedLabel = m_BackgroundValue >= OutputPixelType{} ? static_cast<std::uint64_t>(m_BackgroundValue)

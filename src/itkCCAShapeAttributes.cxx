@@ -26,6 +26,7 @@
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
+#include "itkCCALineMoments.h"
 #include "itkCCAProductDifference.h"
 
 #include "itkGeometryUtilities.h"
@@ -189,16 +190,30 @@ public:
     PointType centroid;
     m_Image->TransformContinuousIndexToPhysicalPoint(centroidIndex, centroid);
 
-    // Index-space covariance from exact sums: (N·Σqiqj − Σqi·Σqj) / N².
-    static constexpr int productIndex[3][3] = { { 0, 3, 4 }, { 3, 1, 5 }, { 4, 5, 2 } };
-    MatrixType           covariance;
+    // Index-space covariance from exact sums: (N·Σqiqj − Σqi·Σqj) / N²; for a component too long for the
+    // engines' 64-bit product sums, the same numerators from its lines (itkCCALineMoments.h).
+    std::uint64_t largestIndex = 0;
     for (unsigned int i = 0; i < D; ++i)
     {
-      for (unsigned int j = 0; j < D; ++j)
+      largestIndex = std::max(largestIndex, f.boundingBoxMax[i]);
+    }
+    MatrixType covariance;
+    if (ProductSumsFitIn64Bits(f.numberOfPixels, largestIndex))
+    {
+      static constexpr int productIndex[3][3] = { { 0, 3, 4 }, { 3, 1, 5 }, { 4, 5, 2 } };
+      for (unsigned int i = 0; i < D; ++i)
       {
-        covariance[i][j] =
-          ProductDifference(f.numberOfPixels, f.indexProductSum[productIndex[i][j]], f.indexSum[i], f.indexSum[j]) / (n * n);
+        for (unsigned int j = 0; j < D; ++j)
+        {
+          covariance[i][j] =
+            ProductDifference(f.numberOfPixels, f.indexProductSum[productIndex[i][j]], f.indexSum[i], f.indexSum[j]) /
+            (n * n);
+        }
       }
+    }
+    else
+    {
+      covariance = CovarianceFromLines(component, a, n * n);
     }
     // C = M·Cov·Mᵀ
     MatrixType centralMoments;
@@ -371,6 +386,38 @@ private:
       }
       return perimeter * GeometryUtilities::HyperSphereVolume(D, 1.0) / GeometryUtilities::HyperSphereVolume(D - 1, 1.0);
     }
+  }
+
+  /** The covariance (numerators / `nSquared`) of a component whose 64-bit product sums may have wrapped,
+   * from its lines. */
+  MatrixType
+  CovarianceFromLines(std::uint64_t component, const Engine::ShapeAttributes & a, double nSquared) const
+  {
+#if !defined(__SIZEOF_INT128__)
+    // CanMeasureMoments refused such images before labeling.
+    throw Engine::Error("shape attributes: moment sums exceed 64 bits and this compiler has no 128-bit integers");
+#else
+    std::array<std::int64_t, 3> corner{ { 0, 0, 0 } };
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      corner[i] = a.boundingBoxIndex[i];
+    }
+    const auto numerators = CovarianceNumeratorsFromLines<D>(
+      corner,
+      m_Lines.firstLine[component],
+      m_Lines.firstLine[component + 1],
+      [this](std::uint64_t l) -> const std::array<std::int64_t, MaxDimension> & { return m_Lines.index[l]; },
+      [this](std::uint64_t l) { return m_Lines.length[l]; });
+    MatrixType covariance;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        covariance[i][j] = numerators[i][j] / nSquared;
+      }
+    }
+    return covariance;
+#endif
   }
 
   IndexType

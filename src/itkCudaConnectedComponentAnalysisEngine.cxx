@@ -20,6 +20,8 @@
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
+#include "itkCCALineMoments.h"
+
 #include "itkCCAEngine.h"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
@@ -365,6 +367,12 @@ void
 CudaConnectedComponentAnalysisEngine::ReleaseCachedEngines()
 {
   EngineCache::Instance().Clear();
+}
+
+bool
+CudaConnectedComponentAnalysisEngine::CanMeasureMoments(const std::array<std::uint64_t, cca::MaxDimension> & size)
+{
+  return cca::CanMeasureMoments(size);
 }
 
 bool
