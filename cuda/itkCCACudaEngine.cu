@@ -345,6 +345,8 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
                          m_Bits.As<std::uint32_t>(),
                          m_FirstRun.As<std::uint32_t>(),
                          m_Parent.As<std::uint32_t>(),
+                         m_NewIndex,
+                         m_NumberOfComponents,
                          m_Labels,
                          m_Geometry,
                          m_Stream,

@@ -107,7 +107,7 @@ private:
   std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
-    m_FeatureSums, m_FeatureBoxes, m_Labels;
+    m_FeatureSums, m_FeatureBoxes, m_NewIndex, m_Labels;
 
   DeviceGeometry                 m_Geometry{};
   bool                           m_Analyzed = false;

@@ -154,12 +154,23 @@ WriteLabelImage(const LabelOutput &    output,
                 const std::uint32_t *  bits,
                 const std::uint32_t *  firstRun,
                 const std::uint32_t *  runLabel,
+                DeviceBuffer &         newIndex,
+                std::uint64_t          numComponents,
                 DeviceBuffer &         labels,
                 const DeviceGeometry & g,
                 cudaStream_t           stream,
                 int                    multiprocessors)
 {
   const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
+  const unsigned long long * table = nullptr;
+  if (output.newIndex != nullptr && numComponents > 0)
+  {
+    // Pageable, so the copy is complete when cudaMemcpyAsync returns: the host table may go right after.
+    newIndex.Reserve(numComponents * sizeof(unsigned long long), "the post-processing's label table");
+    CCA_CUDA_CHECK(cudaMemcpyAsync(newIndex.As<unsigned long long>(), output.newIndex,
+                                   numComponents * sizeof(unsigned long long), cudaMemcpyHostToDevice, stream));
+    table = newIndex.As<unsigned long long>();
+  }
   DispatchScalarKind(output.kind, [&](auto tag) {
     using T = decltype(tag);
     T background;
@@ -167,7 +178,7 @@ WriteLabelImage(const LabelOutput &    output,
     labels.Reserve(numPixels * sizeof(T), "the label image");
     // Without runs the run arrays may be unallocated; the kernel never reads them then.
     WriteLabelsKernel<T><<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(
-      bits, firstRun, runLabel, labels.As<T>(), background, output.skipValue, g);
+      bits, firstRun, runLabel, table, labels.As<T>(), background, output.skipValue, g);
     CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
   });
   return numPixels * ScalarKindSize(output.kind);

@@ -69,12 +69,15 @@ EmitRuns(const std::uint32_t *  bits,
 void
 FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream, int multiprocessors);
 
-/** The label image in `output.kind`, into `labels` (device); returns its size in bytes. */
+/** The label image in `output.kind`, into `labels` (device); returns its size in bytes. With
+ * `output.newIndex` (host, `numComponents` entries) the table goes to `newIndex` (device) first. */
 std::size_t
 WriteLabelImage(const LabelOutput &    output,
                 const std::uint32_t *  bits,
                 const std::uint32_t *  firstRun,
                 const std::uint32_t *  runLabel,
+                DeviceBuffer &         newIndex,
+                std::uint64_t          numComponents,
                 DeviceBuffer &         labels,
                 const DeviceGeometry & g,
                 cudaStream_t           stream,

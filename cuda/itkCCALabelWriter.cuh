@@ -16,7 +16,8 @@
  *
  *=========================================================================*/
 // Writes the label image directly in the output pixel type: one warp per 32 pixels, each lane finds
-// its run from the word's start bits (same rank arithmetic as the merge) and reads the run's label.
+// its run from the word's start bits (same rank arithmetic as the merge) and reads the run's label,
+// renumbered through the post-processing's table where there is one.
 #ifndef itkCCALabelWriter_cuh
 #define itkCCALabelWriter_cuh
 
@@ -34,6 +35,7 @@ __global__ void
 WriteLabelsKernel(const std::uint32_t * __restrict__ bits,
                   const std::uint32_t * __restrict__ firstRun,
                   const std::uint32_t * __restrict__ runLabel,
+                  const unsigned long long * __restrict__ newIndex,
                   TOutput * __restrict__ output,
                   TOutput            background,
                   unsigned long long skipValue,
@@ -53,9 +55,11 @@ WriteLabelsKernel(const std::uint32_t * __restrict__ bits,
     TOutput       value = background;
     if ((w.bits >> lane) & 1u)
     {
-      const unsigned long long k = runLabel[RunOfPixel(firstRun[word], w.Starts(), lane)];
+      unsigned long long k = runLabel[RunOfPixel(firstRun[word], w.Starts(), lane)];
+      // After post-processing, the component's new index, or ~0 where it was removed (background).
+      k = newIndex ? newIndex[k] : k;
       // ITK's consecutive numbering steps over the background value.
-      value = static_cast<TOutput>(k >= skipValue ? k + 1u : k);
+      value = k == ~0ull ? background : static_cast<TOutput>(k >= skipValue ? k + 1u : k);
     }
     output[static_cast<std::uint64_t>(row) * g.width + x] = value;
   }

@@ -32,6 +32,8 @@
 //  u  the user's path (CudaConnectedComponentAnalysisUserPath.h): Update() on the hard densities d = 0.2 ..
 //     0.8, 2D (--size, default 8192) and 3D (--size3d, default 512), CUDA engine, CPU engine and ITK's
 //     pipeline in the same run, with time split, peak RSS, LabelMap bytes per object and the PCIe bound
+//  r  post-processing: 3D --size3d images, label image with and without MinimumObjectSize + SortByObjectSize,
+//     against ITK's ConnectedComponentImageFilter -> RelabelComponentImageFilter in the same run
 // Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
 //
 // Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
@@ -154,10 +156,11 @@ Benchmark(int argc, char * argv[]);
 
 const char * const Usage =
   "Usage: CudaConnectedComponentAnalysisBenchmark [--option value ...]\n"
-  "  --modes abcdetsu     what to run (default abcdet); a, b: CUDA device-resident (paper metric);\n"
+  "  --modes abcdetsur    what to run (default abcdet); a, b: CUDA device-resident (paper metric);\n"
   "                       c: CUDA through the filter; d: ITK's pipeline; e: CPU engine through the filter;\n"
   "                       t: host<->device copy rates; s: the filter's time split; u: the user's path\n"
-  "                       (hard densities, 2D and 3D, against ITK in the same run)\n"
+  "                       (hard densities, 2D and 3D, against ITK in the same run); r: post-processing\n"
+  "                       (3D, MinimumObjectSize + SortByObjectSize against RelabelComponentImageFilter)\n"
   "  --size N             2D image side (default 8192)        --size3d N      3D side, mode u (default 512)\n"
   "  --runs R             timed runs (default 10)             --cpu-runs R    timed runs on the CPU (default 3)\n"
   "  --warmup W           untimed runs first (default 1)      --json FILE     report (default benchmark.json)\n"
@@ -587,6 +590,10 @@ Benchmark(int argc, char * argv[])
   if (has('u'))
   {
     RunUserPathBenchmark(userPath, report);
+  }
+  if (has('r'))
+  {
+    RunPostProcessingBenchmark(userPath, report);
   }
   std::ofstream(opt.json) << report.dump(1) << std::endl;
   std::cout << "JSON: " << opt.json << std::endl;

@@ -49,4 +49,10 @@ struct UserPathOptions
 void
 RunUserPathBenchmark(const UserPathOptions & options, nlohmann::json & report);
 
+/** Mode r: the label image of 3D size3D³ images (g = 1, the densities) through Update() with and without
+ * the post-processing (MinimumObjectSize 10 + SortByObjectSize), CUDA and CPU engines, against ITK's
+ * ConnectedComponentImageFilter → RelabelComponentImageFilter in the same run. Fills report["post_processing"]. */
+void
+RunPostProcessingBenchmark(const UserPathOptions & options, nlohmann::json & report);
+
 #endif

@@ -160,6 +160,23 @@ public:
     using Error::Error;
   };
 
+  /** What is done with the components after labeling (RelabelComponentImageFilter's options, with
+   * LabelShapeKeepNObjectsImageFilter's N largest and ShapeOpeningLabelMapFilter's physical size): the
+   * removed components become background in both outputs, the kept ones are numbered 1, 2, ... (stepping
+   * over the background value) in their order. */
+  struct PostProcessing
+  {
+    std::uint64_t minimumObjectSize = 0;     ///< pixels; fewer are removed (0: none)
+    double        minimumPhysicalSize = 0;   ///< pixels × the spacing's product; below is removed (0: none)
+    std::uint64_t numberOfObjectsToKeep = 0; ///< the largest that stay (0: all)
+    bool          sortByObjectSize = false;  ///< numbered by decreasing size, else in raster order
+    bool
+    Active() const
+    {
+      return minimumObjectSize > 0 || minimumPhysicalSize > 0 || numberOfObjectsToKeep > 0 || sortByObjectSize;
+    }
+  };
+
   /** What to label: a dense image in raster order (x fastest), up to three dimensions. */
   struct Request
   {
@@ -172,6 +189,8 @@ public:
     cca::ScalarKind                         maskKind = cca::ScalarKind::UInt8;
     bool computeShapeSums = false; ///< the sums behind the LabelMap's attributes
     bool computePerimeter = false; ///< the perimeter intercepts (with computeShapeSums)
+    PostProcessing postProcessing;
+    double         pixelVolume = 1; ///< the spacing's product, in dimension order (for minimumPhysicalSize)
   };
 
   /** The image's geometry, for the LabelMap (unused dimensions: start 0, spacing 1, identity direction). */
@@ -233,11 +252,16 @@ public:
   CudaConnectedComponentAnalysisEngine &
   operator=(const CudaConnectedComponentAnalysisEngine &) = delete;
 
-  /** Labels and measures the request's image on `backend` and returns the number of components. The engine
+  /** Labels and measures the request's image on `backend` and returns the number of components (those kept by
+   * the request's post-processing; everything below then sees only those, in their new order). The engine
    * is kept for the next call with the same backend, device and thread count. Automatic uses the CUDA engine
    * where a device is usable and the image fits it, else the CPU engine, and says so once per process. */
   std::uint64_t
   Analyze(const Request & request, Backend backend, int deviceId, unsigned numberOfThreads);
+
+  /** The number of components the last Analyze() labeled, before its post-processing. */
+  std::uint64_t
+  GetOriginalComponentCount() const;
 
   /** The engine that ran the last Analyze(): Backend::CUDA or Backend::CPU (Automatic before any). */
   Backend
@@ -247,13 +271,13 @@ public:
   std::string
   GetDescription() const;
 
-  /** The raw sums of the last Analyze()'s components, in label order. */
+  /** The raw sums of the last Analyze()'s (kept) components, in label order. */
   const std::vector<cca::ComponentSums> &
   GetComponentSums() const;
 
   /** Writes the label image of the last Analyze() into `data` (raster order, the input's size): the k-th
-   * component (0-based) gets the value k, plus one from `skipValue` on; background pixels the value whose
-   * bytes are `backgroundBits`. */
+   * (kept) component (0-based) gets the value k, plus one from `skipValue` on; background pixels (and
+   * removed components) the value whose bytes are `backgroundBits`. */
   void
   WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits, std::uint64_t skipValue);
 

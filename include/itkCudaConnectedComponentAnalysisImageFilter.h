@@ -201,6 +201,29 @@ public:
   itkGetConstMacro(ComputeOrientedBoundingBox, bool);
   itkBooleanMacro(ComputeOrientedBoundingBox);
 
+  /** Post-processing (off by default: the labels are then ConnectedComponentImageFilter's). Decided from
+   * the components' pixel counts and applied where the labels are written, so that the label image, the
+   * LabelMap and GetComponentFeatures() come out filtered and renumbered, as ITK's chain
+   * ConnectedComponentImageFilter → RelabelComponentImageFilter gives them: components with fewer than
+   * MinimumObjectSize pixels, or with a physical size (pixels × the spacing's product, as
+   * ShapeLabelObject::GetPhysicalSize()) below MinimumPhysicalSize, become background (0: no limit); of
+   * the rest the NumberOfObjectsToKeep largest stay (0: all; among equal sizes the first in raster order);
+   * the kept are numbered 1, 2, ... by decreasing size with SortByObjectSize (ties in raster order, as
+   * RelabelComponentImageFilter), else in raster order. GetObjectCount() is then the number kept, and
+   * GetOriginalObjectCount() the number labeled. */
+  itkSetMacro(MinimumObjectSize, SizeValueType);
+  itkGetConstMacro(MinimumObjectSize, SizeValueType);
+  itkSetMacro(MinimumPhysicalSize, double);
+  itkGetConstMacro(MinimumPhysicalSize, double);
+  itkSetMacro(NumberOfObjectsToKeep, SizeValueType);
+  itkGetConstMacro(NumberOfObjectsToKeep, SizeValueType);
+  itkSetMacro(SortByObjectSize, bool);
+  itkGetConstMacro(SortByObjectSize, bool);
+  itkBooleanMacro(SortByObjectSize);
+
+  /** The number of components labeled before the post-processing removed any (after Update()). */
+  itkGetConstMacro(OriginalObjectCount, SizeValueType);
+
   /** The LabelMap of ShapeLabelObjects (the output named "LabelMap"). */
   LabelMapType *
   GetLabelMap()
@@ -390,6 +413,11 @@ private:
   bool                        m_ComputePerimeter{ true };
   bool                        m_ComputeFeretDiameter{ false };
   bool                        m_ComputeOrientedBoundingBox{ false };
+  SizeValueType               m_MinimumObjectSize{ 0 };
+  double                      m_MinimumPhysicalSize{ 0 };
+  SizeValueType               m_NumberOfObjectsToKeep{ 0 };
+  bool                        m_SortByObjectSize{ false };
+  SizeValueType               m_OriginalObjectCount{ 0 };
   TimeSplit                   m_TimeSplit;
   OutputPixelType             m_BackgroundValue{};
   LabelType                   m_ObjectCount{ 0 };

@@ -222,6 +222,7 @@ void
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::GenerateData()
 {
   m_ObjectCount = 0;
+  m_OriginalObjectCount = 0;
   m_ComponentFeatures.clear();
   m_BackendUsed = BackendEnum::Automatic;
   m_BackendDescription.clear();
@@ -246,6 +247,15 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   EngineType::Request request = this->MakeRequest(region);
   request.computeShapeSums = m_GenerateLabelMap;
   request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
+  request.postProcessing.minimumObjectSize = m_MinimumObjectSize;
+  request.postProcessing.minimumPhysicalSize = m_MinimumPhysicalSize;
+  request.postProcessing.numberOfObjectsToKeep = m_NumberOfObjectsToKeep;
+  request.postProcessing.sortByObjectSize = m_SortByObjectSize;
+  request.pixelVolume = 1.0; // as ShapeLabelMapFilter's sizePerPixel: the spacing's product in dimension order
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    request.pixelVolume *= this->GetInput()->GetSpacing()[d];
+  }
   if (m_GenerateLabelMap && !EngineType::CanMeasureMoments(request.size))
   {
     itkExceptionMacro(<< "The image " << region.GetSize()
@@ -376,6 +386,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     }
 
     m_ObjectCount = static_cast<LabelType>(count);
+    m_OriginalObjectCount = static_cast<SizeValueType>(m_Engine.GetOriginalComponentCount());
     m_BackendUsed = m_Engine.GetBackendUsed();
     m_BackendDescription = m_Engine.GetDescription();
     this->StoreFeatures(region);
@@ -541,6 +552,11 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   os << indent << "ComputePerimeter: " << m_ComputePerimeter << std::endl;
   os << indent << "ComputeFeretDiameter: " << m_ComputeFeretDiameter << std::endl;
   os << indent << "ComputeOrientedBoundingBox: " << m_ComputeOrientedBoundingBox << std::endl;
+  os << indent << "MinimumObjectSize: " << m_MinimumObjectSize << std::endl;
+  os << indent << "MinimumPhysicalSize: " << m_MinimumPhysicalSize << std::endl;
+  os << indent << "NumberOfObjectsToKeep: " << m_NumberOfObjectsToKeep << std::endl;
+  os << indent << "SortByObjectSize: " << m_SortByObjectSize << std::endl;
+  os << indent << "OriginalObjectCount: " << m_OriginalObjectCount << std::endl;
   os << indent << "BackgroundValue: "
      << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_BackgroundValue) << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;

@@ -161,7 +161,9 @@ CPUEngine::WriteLabelsOfType(const LabelOutput & output) const
       for (std::uint64_t i = 0; i < rowRuns.count; ++i)
       {
         const Run &   run = rowRuns.runs[i];
-        const TOutput label = static_cast<TOutput>(output.LabelValue(component[rowRuns.firstId + i]));
+        const std::uint64_t k = output.newIndex ? output.newIndex[component[rowRuns.firstId + i]]
+                                                : component[rowRuns.firstId + i];
+        const TOutput       label = k == UINT64_MAX ? background : static_cast<TOutput>(output.LabelValue(k));
         std::fill(line + x, line + run.begin, background);
         std::fill(line + run.begin, line + run.end, label);
         x = run.end;

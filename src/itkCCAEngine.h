@@ -119,6 +119,9 @@ struct LabelOutput
   ScalarKind    kind = ScalarKind::UInt32;
   std::uint64_t backgroundBits = 0; ///< the background value's bytes, in the output pixel type
   std::uint64_t skipValue = UINT64_MAX;
+  /** Optional (post-processing): for each component its new index (0-based), or UINT64_MAX where it was
+   * removed and becomes background; the value written is then that of the new index. */
+  const std::uint64_t * newIndex = nullptr;
 
   /** Value written for the k-th component (0-based). */
   std::uint64_t

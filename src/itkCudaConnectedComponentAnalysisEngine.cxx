@@ -22,6 +22,7 @@
 
 #include "itkCCALineMoments.h"
 
+#include "itkCCAComponentSelection.h"
 #include "itkCCAEngine.h"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
@@ -142,6 +143,17 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   Backend                      used{ Backend::Automatic };
   std::string                  description;
   std::uint64_t                pixels{ 0 }; ///< of the last Analyze()
+  /** The last Analyze()'s post-processing, when it had one: the kept components and their sums. */
+  std::uint64_t                    originalCount{ 0 };
+  bool                             selected{ false };
+  cca::ComponentSelection          selection;
+  std::vector<cca::ComponentSums>  selectedSums;
+
+  const std::vector<cca::ComponentSums> &
+  Sums() const
+  {
+    return selected ? selectedSums : Analyzed().GetFeatures();
+  }
 
   /** The engine for `backend` (never Automatic here), kept while backend, device and threads stay. */
   cca::Engine &
@@ -234,30 +246,66 @@ Translated(const char * what, const TStep & step) -> decltype(step())
   }
 }
 /** The lines of `engine`'s last Analyze(): its runs (which come grouped by component), with the
- * region's start added and the row split into y and z, on all hardware threads. */
+ * region's start added and the row split into y and z, on all hardware threads; with a post-processing
+ * `selection`, only the kept components' runs, in their new order. */
 void
 LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geometry & geometry,
-        CudaConnectedComponentAnalysisEngine::Lines & lines)
+        const cca::ComponentSelection * selection, CudaConnectedComponentAnalysisEngine::Lines & lines)
 {
   cca::RunTable runs;
   engine.ExportRuns(runs);
-  const std::size_t   numRuns = runs.row.size();
   const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
-  lines.firstLine.assign(runs.firstRun.begin(), runs.firstRun.end());
+  std::size_t         numRuns = runs.row.size();
+  if (selection)
+  {
+    const std::size_t numKept = selection->order.size();
+    lines.firstLine.resize(numKept + 1);
+    lines.firstLine[0] = 0;
+    for (std::size_t j = 0; j < numKept; ++j)
+    {
+      const std::uint64_t c = selection->order[j];
+      lines.firstLine[j + 1] = lines.firstLine[j] + (runs.firstRun[c + 1] - runs.firstRun[c]);
+    }
+    numRuns = lines.firstLine[numKept];
+  }
+  else
+  {
+    lines.firstLine.assign(runs.firstRun.begin(), runs.firstRun.end());
+  }
   lines.index.reserve(numRuns);
   lines.length.reserve(numRuns);
   cca::AdviseHugePages(lines.index.data(), numRuns * sizeof(lines.index[0]));
   cca::AdviseHugePages(lines.length.data(), numRuns * sizeof(lines.length[0]));
   lines.index.resize(numRuns);
   lines.length.resize(numRuns);
-  cca::ParallelForRange(std::max(1u, std::thread::hardware_concurrency()), numRuns, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  auto convert = [&](std::uint64_t line, std::uint64_t run) {
+    auto & index = lines.index[line];
+    index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[run]);
+    index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[run] % sizeY : 0);
+    index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[run] / sizeY : 0);
+    lines.length[line] = runs.length[run];
+  };
+  if (selection)
+  {
+    const std::uint64_t numKept = selection->order.size();
+    cca::ParallelForRange(threads, numKept, 1u << 12, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t j = first; j < last; ++j)
+      {
+        const std::uint64_t c = selection->order[j];
+        std::uint64_t       line = lines.firstLine[j];
+        for (std::uint64_t run = runs.firstRun[c]; run < runs.firstRun[c + 1]; ++run, ++line)
+        {
+          convert(line, run);
+        }
+      }
+    });
+    return;
+  }
+  cca::ParallelForRange(threads, numRuns, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t i = first; i < last; ++i)
     {
-      auto & index = lines.index[i];
-      index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
-      index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
-      index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
-      lines.length[i] = runs.length[i];
+      convert(i, i);
     }
   });
 }
@@ -307,8 +355,29 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     in.used = in.engineBackend;
     in.pixels = request.NumberOfPixels();
     in.description = engine->GetDescription();
-    return count;
+    in.originalCount = count;
+    in.selected = r.postProcessing.Active();
+    if (!in.selected)
+    {
+      in.selection = cca::ComponentSelection();
+      in.selectedSums = std::vector<cca::ComponentSums>();
+      return count;
+    }
+    const auto & sums = engine->GetFeatures();
+    in.selection = cca::SelectComponents(sums, r.postProcessing, r.pixelVolume);
+    in.selectedSums.resize(in.selection.order.size());
+    for (std::size_t j = 0; j < in.selection.order.size(); ++j)
+    {
+      in.selectedSums[j] = sums[in.selection.order[j]];
+    }
+    return static_cast<std::uint64_t>(in.selection.order.size());
   });
+}
+
+std::uint64_t
+CudaConnectedComponentAnalysisEngine::GetOriginalComponentCount() const
+{
+  return m_Internals->originalCount;
 }
 
 CudaConnectedComponentAnalysisEngine::Backend
@@ -326,7 +395,7 @@ CudaConnectedComponentAnalysisEngine::GetDescription() const
 const std::vector<cca::ComponentSums> &
 CudaConnectedComponentAnalysisEngine::GetComponentSums() const
 {
-  return m_Internals->Analyzed().GetFeatures();
+  return m_Internals->Sums();
 }
 
 void
@@ -340,6 +409,7 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
   output.kind = kind;
   output.backgroundBits = backgroundBits;
   output.skipValue = skipValue;
+  output.newIndex = m_Internals->selected ? m_Internals->selection.newIndex.data() : nullptr;
   Translated("writing the label image", [&]() {
     cca::Engine & engine = m_Internals->Analyzed();
     cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));
@@ -350,7 +420,7 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
 void
 CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
 {
-  Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, lines); });
+  Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, m_Internals->selected ? &m_Internals->selection : nullptr, lines); });
 }
 
 std::unique_ptr<CudaConnectedComponentAnalysisEngine::ShapeAttributeCalculator>
@@ -359,7 +429,7 @@ CudaConnectedComponentAnalysisEngine::MakeShapeAttributeCalculator(const Geometr
                                                                    const Lines &        lines) const
 {
   return Translated("preparing the LabelMap's attributes", [&]() {
-    return cca::MakeShapeAttributeCalculator(m_Internals->Analyzed().GetFeatures(), geometry, options, lines);
+    return cca::MakeShapeAttributeCalculator(m_Internals->Sums(), geometry, options, lines);
   });
 }
 

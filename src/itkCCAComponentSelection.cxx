@@ -1,0 +1,120 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#include "itkCCAComponentSelection.h"
+
+#include <algorithm>
+#include <array>
+
+namespace itk
+{
+namespace cca
+{
+namespace
+{
+/** Sorts `items` (engine indices in increasing order) by decreasing pixel count, ties staying in engine
+ * order: a stable LSD radix sort on (largest count − count), 11 bits a pass, as many passes as the largest
+ * key needs (one or two for most images): O(K) where a comparison sort of millions of sizes takes a second. */
+void
+SortBySizeDecreasing(std::vector<std::uint64_t> & items, const std::vector<ComponentSums> & sums)
+{
+  std::uint64_t largest = 0;
+  std::uint64_t smallest = UINT64_MAX;
+  for (const std::uint64_t k : items)
+  {
+    largest = std::max(largest, sums[k].numberOfPixels);
+    smallest = std::min(smallest, sums[k].numberOfPixels);
+  }
+  if (items.size() < 2 || largest == smallest)
+  {
+    return;
+  }
+  const std::uint64_t        range = largest - smallest;
+  constexpr unsigned         digitBits = 11;
+  constexpr std::size_t      radix = std::size_t{ 1 } << digitBits;
+  std::vector<std::uint64_t> scratch(items.size());
+  for (unsigned shift = 0; shift < 64 && (range >> shift) != 0; shift += digitBits)
+  {
+    std::array<std::size_t, radix> count{};
+    auto digit = [&](std::uint64_t k) { return ((largest - sums[k].numberOfPixels) >> shift) & (radix - 1); };
+    for (const std::uint64_t k : items)
+    {
+      ++count[digit(k)];
+    }
+    std::size_t position = 0;
+    for (std::size_t & c : count)
+    {
+      const std::size_t n = c;
+      c = position;
+      position += n;
+    }
+    for (const std::uint64_t k : items)
+    {
+      scratch[count[digit(k)]++] = k;
+    }
+    items.swap(scratch);
+  }
+}
+} // namespace
+
+ComponentSelection
+SelectComponents(const std::vector<ComponentSums> &                           sums,
+                 const CudaConnectedComponentAnalysisEngine::PostProcessing & options,
+                 double                                                       pixelVolume)
+{
+  ComponentSelection selection;
+  const std::size_t  numComponents = sums.size();
+  selection.order.reserve(numComponents);
+  for (std::uint64_t k = 0; k < numComponents; ++k)
+  {
+    const std::uint64_t n = sums[k].numberOfPixels;
+    // RelabelComponentImageFilter removes n < MinimumObjectSize; ShapeOpeningLabelMapFilter keeps
+    // PhysicalSize >= Lambda, PhysicalSize being n · (product of the spacing) in double.
+    if ((options.minimumObjectSize > 0 && n < options.minimumObjectSize) ||
+        (options.minimumPhysicalSize > 0 && static_cast<double>(n) * pixelVolume < options.minimumPhysicalSize))
+    {
+      continue;
+    }
+    selection.order.push_back(k);
+  }
+  std::vector<std::uint64_t> & order = selection.order;
+  if (options.numberOfObjectsToKeep > 0 && order.size() > options.numberOfObjectsToKeep)
+  {
+    // The N largest; among equal sizes the first in engine order (a total order, so the same set every time).
+    const auto larger = [&sums](std::uint64_t a, std::uint64_t b) {
+      return sums[a].numberOfPixels > sums[b].numberOfPixels ||
+             (sums[a].numberOfPixels == sums[b].numberOfPixels && a < b);
+    };
+    const auto keep = static_cast<std::ptrdiff_t>(options.numberOfObjectsToKeep);
+    std::nth_element(order.begin(), order.begin() + keep, order.end(), larger);
+    order.resize(options.numberOfObjectsToKeep);
+    std::sort(order.begin(), order.end());
+  }
+  if (options.sortByObjectSize)
+  {
+    SortBySizeDecreasing(order, sums);
+  }
+  selection.newIndex.assign(numComponents, ComponentSelection::Removed);
+  for (std::uint64_t j = 0; j < order.size(); ++j)
+  {
+    selection.newIndex[order[j]] = j;
+  }
+  return selection;
+}
+
+} // namespace cca
+} // namespace itk
