@@ -291,6 +291,45 @@ def case_badinput(backend):
     print("bad input raised ITK's exceptions")
 
 
+def case_postprocessing(backend):
+    """MinimumObjectSize, SortByObjectSize, NumberOfObjectsToKeep as keyword arguments, equal to
+    ConnectedComponentImageFilter -> RelabelComponentImageFilter; the LabelMap holds the kept objects."""
+    compared = 0
+    for shape in [(1, 257), (61, 97), (17, 23, 29)]:
+        for seed, (density, granularity) in enumerate([(0.3, 1), (0.6, 2)]):
+            image = itk.image_from_array(random_array(shape, density, granularity, seed))
+            cc, count = itk_labels(image, False, itk.UL)
+            for minimum, keep, sort in [(3, 0, True), (2, 0, False), (0, 2, True)]:
+                relabel = itk.RelabelComponentImageFilter[type(cc), type(cc)].New(cc)
+                relabel.SetMinimumObjectSize(minimum)
+                relabel.SetSortByObjectSize(True)
+                relabel.Update()
+                expected = itk.array_from_image(relabel.GetOutput())
+                if keep:
+                    expected[expected > keep] = 0
+                if not sort:
+                    # the kept components in label order: ConnectedComponentImageFilter's order
+                    kept = np.where(expected > 0, itk.array_view_from_image(cc), 0)
+                    relabel = itk.RelabelComponentImageFilter[type(cc), type(cc)].New(itk.image_from_array(kept))
+                    relabel.SetSortByObjectSize(False)
+                    relabel.Update()
+                    expected = itk.array_from_image(relabel.GetOutput())
+                f = new_filter(image, itk.UL, backend, minimum_object_size=minimum,
+                               number_of_objects_to_keep=keep, sort_by_object_size=sort)
+                f.Update()
+                check_backend(f, backend)
+                np.testing.assert_array_equal(itk.array_view_from_image(f.GetOutput()), expected)
+                assert f.GetOriginalObjectCount() == count, (f.GetOriginalObjectCount(), count)
+                assert f.GetObjectCount() == int(expected.max()), (f.GetObjectCount(), expected.max())
+                lm = f.GetLabelMap()
+                assert lm.GetNumberOfLabelObjects() == f.GetObjectCount()
+                for n in range(lm.GetNumberOfLabelObjects()):
+                    obj = lm.GetNthLabelObject(n)
+                    assert obj.GetNumberOfPixels() == int((expected == obj.GetLabel()).sum()), obj.GetLabel()
+                compared += 1
+    print(f"{compared} post-processed label images equal to RelabelComponentImageFilter's")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
