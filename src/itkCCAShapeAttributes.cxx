@@ -22,10 +22,12 @@
 // objects (zero moments) this side gives exact zeros where ITK may keep a residue of ~1e-16·|origin|².
 // Under a rotated direction the moments are taken before the rotation (the same eigenvalues), so that
 // they are exact zeros there too.
-// The Feret diameter and the oriented bounding box read the component's lines, as ITK reads the object's.
+// The Feret diameter and the oriented bounding box read the component's lines, as ITK reads the object's
+// (itkCCALineAttributes.h).
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
+#include "itkCCALineAttributes.h"
 #include "itkCCALineMoments.h"
 #include "itkCCAProductDifference.h"
 
@@ -332,11 +334,11 @@ public:
     }
     if (m_Options.computeFeretDiameter)
     {
-      a.feretDiameter = FeretDiameter(component);
+      a.feretDiameter = FeretDiameter<D>(m_Lines, component, m_Region, m_Spacing);
     }
     if (m_Options.computeOrientedBoundingBox)
     {
-      SetOrientedBoundingBox(component, principalAxes, centroid, a);
+      SetOrientedBoundingBox<D>(m_Lines, component, m_Image.GetPointer(), principalAxes, centroid, a);
     }
   }
 
@@ -418,165 +420,6 @@ private:
     }
     return covariance;
 #endif
-  }
-
-  IndexType
-  LineIndex(std::uint64_t line) const
-  {
-    IndexType idx;
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      idx[i] = m_Lines.index[line][i];
-    }
-    return idx;
-  }
-
-  static std::pair<IndexValueType, IndexValueType>
-  RowKey(const IndexType & idx)
-  {
-    return { D > 1 ? idx[1 % D] : 0, D > 2 ? idx[2 % D] : 0 };
-  }
-
-  /** ShapeLabelMapFilter::ComputeFeretDiameter: the largest distance (index differences times spacing, as
-   * ITK) between boundary pixels, those with a neighbor (3^D − 1 offsets) outside the object or the image.
-   * Membership is looked up in the component's lines, grouped by row. */
-  double
-  FeretDiameter(std::uint64_t component) const
-  {
-    const std::uint64_t first = m_Lines.firstLine[component];
-    const std::uint64_t last = m_Lines.firstLine[component + 1];
-    std::map<std::pair<IndexValueType, IndexValueType>, std::vector<std::pair<IndexValueType, IndexValueType>>> rows;
-    for (std::uint64_t l = first; l < last; ++l)
-    {
-      const IndexType idx = LineIndex(l);
-      rows[RowKey(idx)].emplace_back(idx[0], idx[0] + static_cast<IndexValueType>(m_Lines.length[l]) - 1);
-    }
-    auto contains = [&rows](const IndexType & idx) {
-      auto row = rows.find(RowKey(idx));
-      if (row == rows.end())
-      {
-        return false;
-      }
-      const auto & lines = row->second;
-      auto         it = std::upper_bound(lines.begin(), lines.end(), idx[0], [](IndexValueType x, const std::pair<IndexValueType, IndexValueType> & line) {
-        return x < line.first;
-      });
-      return it != lines.begin() && idx[0] <= std::prev(it)->second;
-    };
-    unsigned int numOffsets = 1;
-    for (unsigned int d = 0; d < D; ++d)
-    {
-      numOffsets *= 3;
-    }
-    std::vector<IndexType> boundary;
-    for (std::uint64_t l = first; l < last; ++l)
-    {
-      IndexType idx = LineIndex(l);
-      for (std::uint64_t x = 0; x < m_Lines.length[l]; ++x, ++idx[0])
-      {
-        bool onBoundary = false;
-        for (unsigned int o = 0; o < numOffsets && !onBoundary; ++o)
-        {
-          IndexType    neighbor = idx;
-          unsigned int code = o;
-          bool         centre = true;
-          for (unsigned int d = 0; d < D; ++d, code /= 3)
-          {
-            const int delta = static_cast<int>(code % 3) - 1;
-            neighbor[d] += delta;
-            centre = centre && delta == 0;
-          }
-          onBoundary = !centre && (!m_Region.IsInside(neighbor) || !contains(neighbor));
-        }
-        if (onBoundary)
-        {
-          boundary.push_back(idx);
-        }
-      }
-    }
-    double feret = 0;
-    for (std::size_t p = 0; p < boundary.size(); ++p)
-    {
-      for (std::size_t q = p + 1; q < boundary.size(); ++q)
-      {
-        double length = 0;
-        for (unsigned int i = 0; i < D; ++i)
-        {
-          length += std::pow((boundary[p][i] - boundary[q][i]) * m_Spacing[i], 2);
-        }
-        feret = std::max(feret, length);
-      }
-    }
-    return std::sqrt(feret);
-  }
-
-  /** ShapeLabelMapFilter::ComputeOrientedBoundingBox, on the component's lines. */
-  void
-  SetOrientedBoundingBox(std::uint64_t             component,
-                         const MatrixType &        principalAxes,
-                         const PointType &         centroid,
-                         Engine::ShapeAttributes & a) const
-  {
-    using VNLMatrixType = vnl_matrix<double>;
-    using VNLVectorType = vnl_vector<double>;
-    const std::uint64_t first = m_Lines.firstLine[component];
-    const std::uint64_t numLines = m_Lines.firstLine[component + 1] - first;
-    VNLMatrixType       principalAxesBasisMatrix{ principalAxes.GetVnlMatrix().as_matrix() };
-    VNLMatrixType       pixelLocations(D, static_cast<unsigned int>(numLines * 2));
-    for (unsigned int l = 0; l < numLines; ++l)
-    {
-      IndexType idx = LineIndex(first + l);
-      PointType pt;
-      m_Image->TransformIndexToPhysicalPoint(idx, pt);
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        pixelLocations(j, l * 2) = pt[j] - centroid[j];
-      }
-      idx[0] += static_cast<IndexValueType>(m_Lines.length[first + l]) - 1;
-      m_Image->TransformIndexToPhysicalPoint(idx, pt);
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        pixelLocations(j, l * 2 + 1) = pt[j] - centroid[j];
-      }
-    }
-    const VNLMatrixType transformed = principalAxesBasisMatrix * pixelLocations;
-    VNLVectorType       minimumPrincipalAxis = transformed.get_column(0);
-    VNLVectorType       maximumPrincipalAxis = transformed.get_column(0);
-    for (unsigned int column = 1; column < transformed.columns(); ++column)
-    {
-      for (unsigned int i = 0; i < D; ++i)
-      {
-        minimumPrincipalAxis[i] = std::min(minimumPrincipalAxis[i], transformed(i, column));
-        maximumPrincipalAxis[i] = std::max(maximumPrincipalAxis[i], transformed(i, column));
-      }
-    }
-    VNLVectorType adjustedMinimum = minimumPrincipalAxis;
-    VNLVectorType adjustedMaximum = maximumPrincipalAxis;
-    for (unsigned int p = 0; p < 1u << D; ++p)
-    {
-      Vector<double, D> spacingAxis(0.5 * m_Spacing);
-      for (unsigned int i = 0; i < D; ++i)
-      {
-        if (p & 1u << i)
-        {
-          spacingAxis[i] *= -1;
-        }
-      }
-      const auto          physicalOffset = m_Image->TransformLocalVectorToPhysicalVector(spacingAxis);
-      const VNLVectorType paOffset = principalAxesBasisMatrix * physicalOffset.GetVnlVector();
-      for (unsigned int i = 0; i < D; ++i)
-      {
-        adjustedMinimum[i] = std::min(adjustedMinimum[i], minimumPrincipalAxis[i] + paOffset[i]);
-        adjustedMaximum[i] = std::max(adjustedMaximum[i], maximumPrincipalAxis[i] + paOffset[i]);
-      }
-    }
-    principalAxesBasisMatrix.inplace_transpose();
-    const VNLVectorType minimum = principalAxesBasisMatrix * adjustedMinimum;
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      a.orientedBoundingBoxSize[i] = std::abs(adjustedMaximum[i] - adjustedMinimum[i]);
-      a.orientedBoundingBoxOrigin[i] = minimum[i] + centroid[i];
-    }
   }
 
   typename ImageType::Pointer      m_Image;
