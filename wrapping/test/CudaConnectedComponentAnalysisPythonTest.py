@@ -298,7 +298,7 @@ def case_postprocessing(backend):
     for shape in [(1, 257), (61, 97), (17, 23, 29)]:
         for seed, (density, granularity) in enumerate([(0.3, 1), (0.6, 2)]):
             image = itk.image_from_array(random_array(shape, density, granularity, seed))
-            cc, count = itk_labels(image, False, itk.UL)
+            cc, count = itk_labels(image, False, itk.US)  # RelabelComponentImageFilter is wrapped for US, not UL
             for minimum, keep, sort in [(3, 0, True), (2, 0, False), (0, 2, True)]:
                 relabel = itk.RelabelComponentImageFilter[type(cc), type(cc)].New(cc)
                 relabel.SetMinimumObjectSize(minimum)
@@ -314,7 +314,7 @@ def case_postprocessing(backend):
                     relabel.SetSortByObjectSize(False)
                     relabel.Update()
                     expected = itk.array_from_image(relabel.GetOutput())
-                f = new_filter(image, itk.UL, backend, minimum_object_size=minimum,
+                f = new_filter(image, itk.US, backend, minimum_object_size=minimum,
                                number_of_objects_to_keep=keep, sort_by_object_size=sort)
                 f.Update()
                 check_backend(f, backend)
