@@ -1,0 +1,475 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// cca: connected component analysis of an image file or a DICOM series from the command line, with
+// itk::CudaConnectedComponentAnalysisImageFilter (the GPU when there is one, else the CPU engine).
+//
+// This file holds main: the command line (parsed and checked before any pixel is read, so that a typo
+// costs nothing on a large image) and the probing of the input (dimension and pixel type from the file's
+// header, which pick the typed pipeline of CudaConnectedComponentAnalysisToolRun.cxx). Every failure ends
+// with a message on stderr and one of the exit codes of the usage text.
+#include "CudaConnectedComponentAnalysisTool.h"
+
+#include "itkGDCMImageIO.h"
+#include "itkGDCMSeriesFileNames.h"
+#include "itkImageFileReader.h" // registers the IO factories (ITK_IO_FACTORY_REGISTER_MANAGER)
+#include "itkImageIOFactory.h"
+#include "itksys/SystemTools.hxx"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#ifdef _WIN32
+#  include <io.h>
+#  define CCA_ISATTY(fd) _isatty(fd)
+#  define CCA_FILENO(f) _fileno(f)
+#else
+#  include <unistd.h>
+#  define CCA_ISATTY(fd) isatty(fd)
+#  define CCA_FILENO(f) fileno(f)
+#endif
+
+namespace cca_tool
+{
+namespace
+{
+
+void
+PrintUsage(std::ostream & os)
+{
+  os << R"(Usage: cca INPUT [options]
+
+Labels the connected components (objects) of a 2D or 3D scalar image and measures their shape with
+itk::CudaConnectedComponentAnalysisImageFilter (a CUDA GPU when one is usable, else the CPU engine).
+
+INPUT   an image file ITK reads (NIfTI .nii/.nii.gz, NRRD .nrrd/.nhdr, MetaImage .mha/.mhd, PNG, TIFF, ...)
+        or a directory holding a DICOM series (the first series found is read)
+
+Foreground (default: the non-zero pixels):
+  --lower L               pixels with value >= L are foreground
+  --upper U               pixels with value <= U are foreground (with --lower: L <= value <= U)
+  --mask FILE             only pixels where this image is non-zero can be foreground; it must have
+                          the input's size and geometry
+Labeling:
+  --connectivity C        face (4 in 2D, 6 in 3D; default) or full (8 in 2D, 26 in 3D); 4, 6, 8 and 26
+                          are accepted too
+  --min-size N            objects of fewer than N pixels become background
+  --min-physical-size X   objects smaller than X mm^3 (mm^2 in 2D) become background
+  --keep N                keep the N largest objects only
+  --sort                  number the objects by decreasing size (default: raster order of their first
+                          pixel, as itk::ConnectedComponentImageFilter)
+  --backend B             auto (default), cpu or cuda
+  --device N              CUDA device (default 0)
+Outputs:
+  --output FILE           label image (format from the extension, compressed where the format can)
+  --label-type T          uint8, uint16, uint32 or uint64 (default: the smallest that holds the count)
+  --csv FILE              one row per object: every ShapeLabelObject attribute, physical units
+  --json FILE             the same attributes, with the input's geometry, options, counts and backend
+  --feret                 also compute the Feret diameter
+  --obb                   also compute the oriented bounding box
+  --progress              progress bars on stderr (default: when stderr is a terminal)
+  --no-progress           no progress bars
+  --quiet                 no summary on stdout (and no progress bar unless --progress)
+  --help                  this text
+
+Options take their value as the next argument or after '=' (--lower=250).
+
+Exit codes:
+  0  success
+  1  bad command line (unknown option, bad value, --lower above --upper, unknown output format)
+  2  cannot read the input or the mask (missing, unreadable, no ITK reader for it, no DICOM series)
+  3  unsupported image: pixels that are not scalars (RGB, vector, complex), or not 2D / 3D
+  4  empty selection: no foreground pixel
+  5  the label type cannot hold the number of objects (nothing is written)
+  6  any other failure (the filter or a writer failed; ITK's message is printed)
+
+Example: cca ct.nii.gz --lower 250 --connectivity full --min-size 10 --sort --output bones.nii.gz --csv bones.csv
+)";
+}
+
+ToolError
+UsageError(const std::string & message)
+{
+  return ToolError(ExitUsage, message);
+}
+
+double
+ParseNumber(const std::string & option, const std::string & text)
+{
+  errno = 0;
+  char *       end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value))
+  {
+    throw UsageError(option + ": '" + text + "' is not a (finite) number");
+  }
+  return value;
+}
+
+std::uint64_t
+ParseCount(const std::string & option, const std::string & text)
+{
+  // digits only: strtoull would take "-1" as 2^64 - 1
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+  {
+    throw UsageError(option + ": '" + text + "' is not a non-negative integer");
+  }
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE)
+  {
+    throw UsageError(option + ": " + text + " is too large");
+  }
+  return static_cast<std::uint64_t>(value);
+}
+
+/** Parses argv into `options`; returns false for --help. */
+bool
+ParseCommandLine(int argc, char * argv[], Options & options)
+{
+  int progress = -1; // -1: decided by isatty
+  for (int i = 1; i < argc; ++i)
+  {
+    std::string arg = argv[i];
+    if (arg.size() < 2 || arg[0] != '-' || arg == "--")
+    {
+      if (arg == "--" && i + 1 < argc)
+      {
+        arg = argv[++i]; // an input whose name starts with '-'
+      }
+      if (!options.input.empty())
+      {
+        throw UsageError("unexpected argument '" + arg + "' (the input is '" + options.input + "')");
+      }
+      options.input = arg;
+      continue;
+    }
+    std::string value;
+    bool        hasValue = false;
+    const auto  equals = arg.find('=');
+    if (arg.compare(0, 2, "--") == 0 && equals != std::string::npos)
+    {
+      value = arg.substr(equals + 1);
+      arg = arg.substr(0, equals);
+      hasValue = true;
+    }
+    // the option's value: after '=' or the next argument
+    auto next = [&]() -> std::string {
+      if (hasValue)
+      {
+        return value;
+      }
+      if (i + 1 >= argc)
+      {
+        throw UsageError(arg + " needs a value");
+      }
+      return argv[++i];
+    };
+    auto flag = [&]() {
+      if (hasValue)
+      {
+        throw UsageError(arg + " takes no value");
+      }
+    };
+    if (arg == "--help" || arg == "-h")
+    {
+      return false;
+    }
+    else if (arg == "--lower")
+    {
+      options.lower = ParseNumber(arg, next());
+      options.hasLower = true;
+    }
+    else if (arg == "--upper")
+    {
+      options.upper = ParseNumber(arg, next());
+      options.hasUpper = true;
+    }
+    else if (arg == "--mask")
+    {
+      options.mask = next();
+    }
+    else if (arg == "--connectivity")
+    {
+      const std::string c = next();
+      if (c == "face" || c == "4" || c == "6")
+      {
+        options.fullyConnected = false;
+      }
+      else if (c == "full" || c == "8" || c == "26")
+      {
+        options.fullyConnected = true;
+      }
+      else
+      {
+        throw UsageError("--connectivity: '" + c + "' is not one of face, full, 4, 6, 8, 26");
+      }
+    }
+    else if (arg == "--min-size")
+    {
+      options.minimumObjectSize = ParseCount(arg, next());
+    }
+    else if (arg == "--min-physical-size")
+    {
+      options.minimumPhysicalSize = ParseNumber(arg, next());
+      if (options.minimumPhysicalSize < 0)
+      {
+        throw UsageError("--min-physical-size must not be negative");
+      }
+    }
+    else if (arg == "--keep")
+    {
+      options.numberOfObjectsToKeep = ParseCount(arg, next());
+    }
+    else if (arg == "--sort")
+    {
+      flag();
+      options.sortByObjectSize = true;
+    }
+    else if (arg == "--backend")
+    {
+      using Backend = itk::CudaConnectedComponentAnalysisEnums::Backend;
+      options.backendName = next();
+      if (options.backendName == "auto")
+      {
+        options.backend = Backend::Automatic;
+      }
+      else if (options.backendName == "cpu")
+      {
+        options.backend = Backend::CPU;
+      }
+      else if (options.backendName == "cuda")
+      {
+        options.backend = Backend::CUDA;
+      }
+      else
+      {
+        throw UsageError("--backend: '" + options.backendName + "' is not one of auto, cpu, cuda");
+      }
+    }
+    else if (arg == "--device")
+    {
+      const std::uint64_t device = ParseCount(arg, next());
+      if (device > 1024)
+      {
+        throw UsageError("--device: no CUDA device " + std::to_string(device));
+      }
+      options.deviceId = static_cast<int>(device);
+    }
+    else if (arg == "--feret")
+    {
+      flag();
+      options.feretDiameter = true;
+    }
+    else if (arg == "--obb")
+    {
+      flag();
+      options.orientedBoundingBox = true;
+    }
+    else if (arg == "--label-type")
+    {
+      options.labelType = next();
+      if (options.labelType != "uint8" && options.labelType != "uint16" && options.labelType != "uint32" &&
+          options.labelType != "uint64")
+      {
+        throw UsageError("--label-type: '" + options.labelType + "' is not one of uint8, uint16, uint32, uint64");
+      }
+    }
+    else if (arg == "--output")
+    {
+      options.output = next();
+    }
+    else if (arg == "--csv")
+    {
+      options.csv = next();
+    }
+    else if (arg == "--json")
+    {
+      options.json = next();
+    }
+    else if (arg == "--progress")
+    {
+      flag();
+      progress = 1;
+    }
+    else if (arg == "--no-progress")
+    {
+      flag();
+      progress = 0;
+    }
+    else if (arg == "--quiet" || arg == "-q")
+    {
+      flag();
+      options.quiet = true;
+    }
+    else
+    {
+      throw UsageError("unknown option '" + arg + "'");
+    }
+  }
+  if (options.input.empty())
+  {
+    throw UsageError("no INPUT given");
+  }
+  if (options.hasLower && options.hasUpper && options.lower > options.upper)
+  {
+    std::ostringstream message;
+    message << "--lower " << options.lower << " is above --upper " << options.upper << ": the selection would be empty";
+    throw UsageError(message.str());
+  }
+  // A bar redrawn with carriage returns only makes sense on a terminal: in a log file it is noise.
+  options.progress = progress >= 0 ? progress == 1 : (!options.quiet && CCA_ISATTY(CCA_FILENO(stderr)) != 0);
+
+  // Output names checked now, not after the analysis: an unknown extension would otherwise cost the run.
+  if (!options.output.empty() &&
+      !itk::ImageIOFactory::CreateImageIO(options.output.c_str(), itk::IOFileModeEnum::WriteMode))
+  {
+    throw UsageError("--output " + options.output +
+                     ": ITK has no image format for this file name (use .nii.gz, .nrrd, .mha, .tif, .png, ...)");
+  }
+  for (const std::string * name : { &options.output, &options.csv, &options.json })
+  {
+    const std::string folder = itksys::SystemTools::GetFilenamePath(*name);
+    if (!name->empty() && !folder.empty() && !itksys::SystemTools::FileIsDirectory(folder))
+    {
+      throw UsageError("cannot write " + *name + ": no folder " + folder);
+    }
+  }
+  return true;
+}
+
+/** Reads the header of the input (the first file of a DICOM series) and checks that cca can label it. */
+InputDescription
+ProbeInput(const std::string & path)
+{
+  InputDescription input;
+  input.path = path;
+  if (!itksys::SystemTools::FileExists(path))
+  {
+    throw ToolError(ExitCannotRead, "the input " + path + " does not exist");
+  }
+  itk::ImageIOBase::Pointer io;
+  try
+  {
+    if (itksys::SystemTools::FileIsDirectory(path))
+    {
+      auto names = itk::GDCMSeriesFileNames::New();
+      // its "No Series were found" warning would say less than our message below
+      const bool warnings = itk::Object::GetGlobalWarningDisplay();
+      itk::Object::SetGlobalWarningDisplay(false);
+      names->SetDirectory(path);
+      const auto uids = names->GetSeriesUIDs();
+      itk::Object::SetGlobalWarningDisplay(warnings);
+      if (uids.empty())
+      {
+        throw ToolError(ExitCannotRead, "the directory " + path + " holds no DICOM series");
+      }
+      if (uids.size() > 1)
+      {
+        std::cerr << "cca: " << path << " holds " << uids.size() << " DICOM series; reading the first, "
+                  << uids.front() << std::endl;
+      }
+      input.dicomSeries = true;
+      input.fileNames = names->GetFileNames(uids.front());
+      io = itk::GDCMImageIO::New();
+      io->SetFileName(input.fileNames.front());
+    }
+    else
+    {
+      io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+      if (!io)
+      {
+        throw ToolError(ExitCannotRead,
+                        "Could not create IO object for reading file " + path +
+                          ": not an image format ITK can read (or a damaged file)");
+      }
+      io->SetFileName(path);
+    }
+    io->ReadImageInformation();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw ToolError(ExitCannotRead, "cannot read " + path + ": " + e.GetDescription());
+  }
+
+  // A series is a volume: its slices are stacked along the third axis.
+  input.dimension = input.dicomSeries ? 3 : io->GetNumberOfDimensions();
+  input.componentType = io->GetComponentType();
+  input.componentName = itk::ImageIOBase::GetComponentTypeAsString(input.componentType);
+  if (io->GetPixelType() != itk::IOPixelEnum::SCALAR || io->GetNumberOfComponents() != 1)
+  {
+    throw ToolError(ExitUnsupported, path + " has " + itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) +
+                                       " pixels of " + std::to_string(io->GetNumberOfComponents()) + " " +
+                                       input.componentName +
+                                       " components; cca labels scalar (grey-level) images only");
+  }
+  if (input.dimension != 2 && input.dimension != 3)
+  {
+    throw ToolError(ExitUnsupported, path + " is a " + std::to_string(input.dimension) +
+                                       "D image; cca labels 2D and 3D images only");
+  }
+  return input;
+}
+
+} // namespace
+} // namespace cca_tool
+
+int
+main(int argc, char * argv[])
+{
+  using namespace cca_tool;
+  InstallOutputWindow();
+  try
+  {
+    Options options;
+    if (!ParseCommandLine(argc, argv, options))
+    {
+      PrintUsage(std::cout);
+      return ExitOk;
+    }
+    if (!options.mask.empty() && !itksys::SystemTools::FileExists(options.mask))
+    {
+      throw ToolError(ExitCannotRead, "the mask " + options.mask + " does not exist");
+    }
+    const InputDescription input = ProbeInput(options.input);
+    return RunTool(options, input);
+  }
+  catch (const ToolError & e)
+  {
+    std::cerr << "cca: error: " << e.what() << std::endl;
+    if (e.GetCode() == ExitUsage)
+    {
+      std::cerr << "Try 'cca --help'." << std::endl;
+    }
+    return e.GetCode();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    std::cerr << "cca: error: " << e.GetDescription() << std::endl;
+    return ExitFailure;
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << "cca: error: " << e.what() << std::endl;
+    return ExitFailure;
+  }
+}

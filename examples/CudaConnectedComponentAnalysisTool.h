@@ -1,0 +1,249 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// What the three parts of the command-line tool `cca` share: the parsed options, the description of the
+// input found before any pixel is read, the exit codes, and the neutral table of object attributes.
+//  CudaConnectedComponentAnalysisTool.cxx        main, usage, option parsing, input probing
+//  CudaConnectedComponentAnalysisToolRun.cxx     the pipeline, typed by pixel type and dimension
+//  CudaConnectedComponentAnalysisToolOutput.cxx  what the tool prints and writes as text: progress bars,
+//                                                the summary, the CSV and JSON tables
+#ifndef CudaConnectedComponentAnalysisTool_h
+#define CudaConnectedComponentAnalysisTool_h
+
+#include "itkCommonEnums.h"
+#include "itkCudaConnectedComponentAnalysisEnums.h"
+#include "itkProcessObject.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cca_tool
+{
+
+/** JSON with the keys in the order written (Label first), not sorted. */
+using Json = nlohmann::ordered_json;
+
+/** Exit codes, documented in the usage text: scripts tell the failures apart by them. */
+enum ExitCode : int
+{
+  ExitOk = 0,
+  ExitUsage = 1,          ///< bad command line: unknown option, bad value, lower > upper, unknown output format
+  ExitCannotRead = 2,     ///< input or mask missing, unreadable, no IO for its format, no DICOM series
+  ExitUnsupported = 3,    ///< not a scalar pixel, or not a 2D / 3D image
+  ExitEmptySelection = 4, ///< no foreground pixel: the threshold (and mask) select nothing
+  ExitLabelOverflow = 5,  ///< more objects than --label-type holds (nothing written)
+  ExitFailure = 6         ///< any other error: an exception from the filter or a writer
+};
+
+/** An error that ends the tool with its own exit code and message (printed by main). */
+class ToolError : public std::runtime_error
+{
+public:
+  ToolError(int code, const std::string & message)
+    : std::runtime_error(message)
+    , m_Code(code)
+  {}
+  int
+  GetCode() const
+  {
+    return m_Code;
+  }
+
+private:
+  int m_Code;
+};
+
+/** The command line, parsed and checked (values in range) but not yet matched with the input. */
+struct Options
+{
+  std::string input;
+  std::string mask;
+  std::string output;
+  std::string csv;
+  std::string json;
+  bool        hasLower{ false };
+  bool        hasUpper{ false };
+  double      lower{ 0 };
+  double      upper{ 0 };
+  bool        fullyConnected{ false };
+  std::uint64_t minimumObjectSize{ 0 };
+  double        minimumPhysicalSize{ 0 };
+  std::uint64_t numberOfObjectsToKeep{ 0 };
+  bool          sortByObjectSize{ false };
+  itk::CudaConnectedComponentAnalysisEnums::Backend backend{
+    itk::CudaConnectedComponentAnalysisEnums::Backend::Automatic
+  };
+  std::string backendName{ "auto" };
+  int         deviceId{ 0 };
+  bool        feretDiameter{ false };
+  bool        orientedBoundingBox{ false };
+  std::string labelType; ///< uint8, uint16, uint32, uint64, or empty: the smallest that holds the count
+  bool        progress{ false };
+  bool        quiet{ false };
+};
+
+/** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */
+struct InputDescription
+{
+  std::string              path;
+  bool                     dicomSeries{ false };
+  std::vector<std::string> fileNames; ///< the series' files, in slice order (DICOM only)
+  unsigned int             dimension{ 0 };
+  itk::IOComponentEnum     componentType{ itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE };
+  std::string              componentName; ///< as ITK names it: "short", "unsigned_char", ...
+};
+
+/** One attribute of one object: a scalar (empty shape), a vector ({n}) or a matrix ({rows, columns},
+ * row-major). Integers (labels, counts, indices) are written without a fraction. */
+struct Attribute
+{
+  std::string              name;
+  std::vector<double>      values;
+  std::vector<std::size_t> shape;
+  bool                     integer{ false };
+};
+using ObjectRow = std::vector<Attribute>;
+
+/** Runs the whole job on the probed input; returns the exit code or throws ToolError / ITK's exceptions. */
+int
+RunTool(const Options & options, const InputDescription & input);
+
+/** One progress line per stage on stderr, redrawn with a carriage return from the ProgressEvents of the
+ * process objects it watches (each mapped onto a part of the line), ended with a newline. Disabled, it
+ * prints nothing and observes nothing. */
+class ProgressBar
+{
+public:
+  explicit ProgressBar(bool enabled)
+    : m_Enabled(enabled)
+  {}
+  ProgressBar(const ProgressBar &) = delete;
+  ProgressBar &
+  operator=(const ProgressBar &) = delete;
+  ~ProgressBar();
+
+  void
+  Start(const std::string & stage);
+
+  /** The process's progress 0..1 fills the line from `from` to `to`. */
+  void
+  Watch(itk::ProcessObject * process, double from, double to)
+  {
+    if (m_Enabled)
+    {
+      process->AddObserver(itk::ProgressEvent(), [this, process, from, to](const itk::EventObject &) {
+        Draw(from + (to - from) * process->GetProgress());
+      });
+    }
+  }
+
+  void
+  Finish();
+
+  /** Ends the line of the bar being drawn, if any, so that a message can be printed on a line of its own
+   * (the bar is drawn again on the next line at its next progress event). */
+  static void
+  Interrupt();
+
+private:
+  void
+  Draw(double fraction);
+
+  static ProgressBar * s_Drawing; ///< the bar whose line is open on stderr, if any
+
+  bool        m_Enabled;
+  bool        m_Open{ false };
+  int         m_Percent{ -1 };
+  std::string m_Stage;
+};
+
+/** Routes ITK's text output (the automatic backend's "no usable CUDA device ... using the CPU engine", ITK's
+ * warnings) to stderr on lines of their own, also while a progress bar is being drawn. */
+void
+InstallOutputWindow();
+
+/** What the summary on stdout says, gathered along the run. */
+struct Report
+{
+  std::string                input;
+  std::string                image;
+  std::string                foreground;
+  std::string                connectivity;
+  std::string                postProcessing;
+  std::uint64_t              labeled{ 0 };
+  std::uint64_t              kept{ 0 };
+  std::string                sizeUnit;
+  std::vector<std::uint64_t> largestLabel;
+  std::vector<std::uint64_t> largestPixels;
+  std::vector<double>        largestSize;
+  std::string                backend;
+  double                     readSeconds{ 0 };
+  double                     analyzeSeconds{ 0 };
+  double                     writeSeconds{ 0 };
+  std::vector<std::string>   written;
+};
+
+/** The image's size, spacing, origin and direction (row-major), untyped. */
+struct Geometry
+{
+  std::vector<std::size_t> size;
+  std::vector<double>      spacing;
+  std::vector<double>      origin;
+  std::vector<double>      direction;
+};
+
+/** The foreground rule in words: "250 <= value <= 3000", "value != 0", with the mask if any. */
+std::string
+ForegroundRule(const Options & options);
+
+/** Fills the summary's description of the input and the options, and the JSON header with the same. */
+void
+DescribeInput(const Options & options, const InputDescription & input, const Geometry & geometry, Report & report,
+              Json & header);
+
+/** The one-screen summary on stdout. */
+void
+PrintSummary(const Report & report);
+
+/** "CUDA" or "CPU" (the engine that ran). */
+const char *
+BackendName(itk::CudaConnectedComponentAnalysisEnums::Backend backend);
+
+/** The smallest label type that holds `count` labels (1 .. count; 0 is the background), and the largest
+ * label each type holds. */
+std::string
+SmallestLabelType(std::uint64_t count);
+std::uint64_t
+LabelTypeMax(const std::string & labelType);
+
+/** One line per object, one column per scalar (vectors as Name_0, Name_1, ...; matrices as Name_i_j).
+ * `layout` is a row of the same shape, which names the columns even when there is no object. */
+void
+WriteCSV(const std::string & fileName, const ObjectRow & layout, const std::vector<ObjectRow> & rows);
+
+/** `header` with an "objects" array: one object per row, vectors and matrices as (nested) arrays. */
+void
+WriteJSON(const std::string & fileName, Json header, const std::vector<ObjectRow> & rows);
+
+} // namespace cca_tool
+
+#endif

@@ -1,0 +1,524 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The pipeline of the command-line tool `cca`, typed by the input's pixel type and dimension:
+//   read (file or DICOM series) -> BinaryThresholdImageFilter to unsigned char (the foreground rule)
+//   -> CudaConnectedComponentAnalysisImageFilter (uint32 labels; uint64 for images of 2^32 pixels or more)
+//   -> CastImageFilter to the label type asked for -> ImageFileWriter; CSV / JSON from the LabelMap.
+// The filter always sees an unsigned char image: one instantiation of it per dimension and label type,
+// not one per input pixel type, and the same rule (non-zero = object) for every input.
+#include "CudaConnectedComponentAnalysisTool.h"
+
+#include "itkBinaryThresholdImageFilter.h"
+#include "itkCastImageFilter.h"
+#include "itkCudaConnectedComponentAnalysisImageFilter.h"
+#include "itkGDCMImageIO.h"
+#include "itkImageFileReader.h"
+#include "itkImageFileWriter.h"
+#include "itkImageSeriesReader.h"
+#include "itksys/SystemTools.hxx"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <type_traits>
+
+namespace cca_tool
+{
+namespace
+{
+
+using Clock = std::chrono::steady_clock;
+
+double
+SecondsSince(Clock::time_point start)
+{
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/** The thresholds of the foreground rule in the pixel type: the smallest value >= --lower and the largest
+ * <= --upper that the type holds (missing bounds: the type's extremes). False when no value of the type
+ * lies in between: the selection is empty whatever the pixels are. */
+template <typename TPixel>
+bool
+SelectionRange(const Options & options, TPixel & lower, TPixel & upper)
+{
+  using Limits = std::numeric_limits<TPixel>;
+  if constexpr (std::is_integral<TPixel>::value)
+  {
+    const double lo = options.hasLower ? std::ceil(options.lower) : -std::numeric_limits<double>::infinity();
+    const double hi = options.hasUpper ? std::floor(options.upper) : std::numeric_limits<double>::infinity();
+    const double typeLowest = static_cast<double>(Limits::lowest()); // exact: 0 or -2^(bits-1)
+    const double typeMax = static_cast<double>(Limits::max());       // rounded up to 2^bits for 64 bits
+    const bool   maxExact = Limits::digits <= std::numeric_limits<double>::digits;
+    if ((maxExact ? lo > typeMax : lo >= typeMax) || hi < typeLowest || lo > hi)
+    {
+      return false;
+    }
+    lower = lo <= typeLowest ? Limits::lowest() : static_cast<TPixel>(lo);
+    upper = hi >= typeMax ? Limits::max() : static_cast<TPixel>(hi);
+  }
+  else
+  {
+    const double maxValue = static_cast<double>(Limits::max());
+    lower = -Limits::infinity();
+    upper = Limits::infinity();
+    if (options.hasLower && options.lower > -maxValue)
+    {
+      lower = options.lower > maxValue ? Limits::infinity() : static_cast<TPixel>(options.lower);
+      if (static_cast<double>(lower) < options.lower) // rounded down: the next value up is the first inside
+      {
+        lower = std::nextafter(lower, Limits::infinity());
+      }
+    }
+    if (options.hasUpper && options.upper < maxValue)
+    {
+      upper = options.upper < -maxValue ? -Limits::infinity() : static_cast<TPixel>(options.upper);
+      if (static_cast<double>(upper) > options.upper)
+      {
+        upper = std::nextafter(upper, -Limits::infinity());
+      }
+    }
+    if (lower > upper)
+    {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The mask as 0 / 1: read as double so that any non-zero value of any pixel type stays non-zero. */
+template <unsigned int D>
+typename itk::Image<unsigned char, D>::Pointer
+ReadMask(const std::string & fileName, ProgressBar & bar)
+{
+  using RealImageType = itk::Image<double, D>;
+  using MaskImageType = itk::Image<unsigned char, D>;
+  auto reader = itk::ImageFileReader<RealImageType>::New();
+  reader->SetFileName(fileName);
+  auto binary = itk::BinaryThresholdImageFilter<RealImageType, MaskImageType>::New();
+  binary->SetInput(reader->GetOutput());
+  binary->SetLowerThreshold(0.0);
+  binary->SetUpperThreshold(0.0);
+  binary->SetInsideValue(0);
+  binary->SetOutsideValue(1);
+  bar.Start("mask");
+  bar.Watch(reader, 0.0, 0.8);
+  bar.Watch(binary, 0.8, 1.0);
+  try
+  {
+    binary->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw ToolError(ExitCannotRead, "cannot read the mask " + fileName + ": " + e.GetDescription());
+  }
+  bar.Finish();
+  typename MaskImageType::Pointer mask = binary->GetOutput();
+  mask->DisconnectPipeline();
+  return mask;
+}
+
+/** Every attribute of a ShapeLabelObject, in physical units, in the order of the CSV columns. */
+template <typename TLabelObject>
+ObjectRow
+AttributesOf(const TLabelObject & object, const Options & options)
+{
+  constexpr unsigned int D = TLabelObject::ImageDimension;
+  ObjectRow              row;
+  const auto scalar = [&row](const char * name, double value, bool integer = false) {
+    row.push_back(Attribute{ name, { value }, {}, integer });
+  };
+  const auto vector = [&row](const char * name, const auto & v, bool integer = false) {
+    Attribute a{ name, {}, { D }, integer };
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      a.values.push_back(static_cast<double>(v[i]));
+    }
+    row.push_back(a);
+  };
+  const auto matrix = [&row](const char * name, const auto & m) {
+    Attribute a{ name, {}, { D, D }, false };
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        a.values.push_back(m(i, j));
+      }
+    }
+    row.push_back(a);
+  };
+  scalar("Label", static_cast<double>(object.GetLabel()), true);
+  scalar("NumberOfPixels", static_cast<double>(object.GetNumberOfPixels()), true);
+  scalar("PhysicalSize", object.GetPhysicalSize());
+  vector("Centroid", object.GetCentroid());
+  vector("BoundingBoxIndex", object.GetBoundingBox().GetIndex(), true);
+  vector("BoundingBoxSize", object.GetBoundingBox().GetSize(), true);
+  scalar("NumberOfPixelsOnBorder", static_cast<double>(object.GetNumberOfPixelsOnBorder()), true);
+  scalar("PerimeterOnBorder", object.GetPerimeterOnBorder());
+  scalar("PerimeterOnBorderRatio", object.GetPerimeterOnBorderRatio());
+  scalar("Perimeter", object.GetPerimeter());
+  scalar("Roundness", object.GetRoundness());
+  vector("PrincipalMoments", object.GetPrincipalMoments());
+  matrix("PrincipalAxes", object.GetPrincipalAxes());
+  scalar("Elongation", object.GetElongation());
+  scalar("Flatness", object.GetFlatness());
+  scalar("EquivalentSphericalRadius", object.GetEquivalentSphericalRadius());
+  scalar("EquivalentSphericalPerimeter", object.GetEquivalentSphericalPerimeter());
+  vector("EquivalentEllipsoidDiameter", object.GetEquivalentEllipsoidDiameter());
+  if (options.feretDiameter)
+  {
+    scalar("FeretDiameter", object.GetFeretDiameter());
+  }
+  if (options.orientedBoundingBox)
+  {
+    vector("OrientedBoundingBoxSize", object.GetOrientedBoundingBoxSize());
+    vector("OrientedBoundingBoxOrigin", object.GetOrientedBoundingBoxOrigin());
+    matrix("OrientedBoundingBoxDirection", object.GetOrientedBoundingBoxDirection());
+  }
+  return row;
+}
+
+/** Casts the labels to TOut (a separate update, so that the bar moves forward) and writes them. */
+template <typename TOut, typename TLabelImage>
+void
+WriteLabelImage(const TLabelImage * labels,
+                const std::string & fileName,
+                const std::string & labelType,
+                ProgressBar &       bar)
+{
+  using OutputImageType = itk::Image<TOut, TLabelImage::ImageDimension>;
+  auto writer = itk::ImageFileWriter<OutputImageType>::New();
+  bar.Start("writing");
+  if constexpr (std::is_same<OutputImageType, TLabelImage>::value)
+  {
+    writer->SetInput(labels);
+  }
+  else
+  {
+    auto cast = itk::CastImageFilter<TLabelImage, OutputImageType>::New();
+    cast->SetInput(labels);
+    bar.Watch(cast, 0.0, 0.3);
+    cast->Update();
+    writer->SetInput(cast->GetOutput());
+  }
+  writer->SetFileName(fileName);
+  writer->UseCompressionOn();
+  bar.Watch(writer, 0.3, 1.0);
+  try
+  {
+    writer->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    // An IO that refuses the pixel type (PNG and uint32, say) may have created the file already: an empty
+    // or partial file must not pass for a result.
+    itksys::SystemTools::RemoveFile(fileName);
+    throw ToolError(ExitFailure, "cannot write " + fileName + " with " + labelType + " labels: " + e.GetDescription());
+  }
+  bar.Finish();
+}
+
+/** Labels the foreground (0 / 1, from `foreground`) and writes what was asked for. */
+template <typename TLabel, unsigned int D>
+int
+Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
+        itk::Image<unsigned char, D> *                    mask,
+        const Options &                                   options,
+        Json &                                            header,
+        Report &                                          report,
+        ProgressBar &                                     bar)
+{
+  using BinaryImageType = itk::Image<unsigned char, D>;
+  using LabelImageType = itk::Image<TLabel, D>;
+  using FilterType = itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType, BinaryImageType>;
+  const bool tables = !options.csv.empty() || !options.json.empty();
+
+  auto filter = FilterType::New();
+  filter->SetInput(foreground->GetOutput());
+  if (mask)
+  {
+    filter->SetMaskImage(mask);
+  }
+  filter->SetFullyConnected(options.fullyConnected);
+  filter->SetMinimumObjectSize(options.minimumObjectSize);
+  filter->SetMinimumPhysicalSize(options.minimumPhysicalSize);
+  filter->SetNumberOfObjectsToKeep(options.numberOfObjectsToKeep);
+  filter->SetSortByObjectSize(options.sortByObjectSize);
+  filter->SetBackend(options.backend);
+  filter->SetDeviceId(options.deviceId);
+  filter->SetComputeFeretDiameter(options.feretDiameter);
+  filter->SetComputeOrientedBoundingBox(options.orientedBoundingBox);
+  // Only what is written is produced: the LabelMap for the tables, the label image for --output (the
+  // summary's largest objects come from the component features, which every update fills).
+  filter->SetGenerateLabelMap(tables);
+  filter->SetGenerateLabelImage(!options.output.empty() || !tables);
+
+  const auto start = Clock::now();
+  bar.Start("labeling");
+  bar.Watch(foreground, 0.0, 0.05);
+  bar.Watch(filter, 0.05, 1.0);
+  filter->Update();
+  bar.Finish();
+  report.analyzeSeconds = SecondsSince(start);
+
+  report.labeled = filter->GetOriginalObjectCount();
+  report.kept = filter->GetObjectCount();
+  if (report.labeled == 0)
+  {
+    throw ToolError(ExitEmptySelection, "no foreground pixel: no pixel of " + report.input + " has " +
+                                          report.foreground + " (nothing labeled, nothing written)");
+  }
+  const std::string labelType = options.labelType.empty() ? SmallestLabelType(report.kept) : options.labelType;
+  if (report.kept > LabelTypeMax(labelType))
+  {
+    throw ToolError(ExitLabelOverflow, std::to_string(report.kept) + " objects do not fit in the label type " +
+                                         labelType + " (at most " + std::to_string(LabelTypeMax(labelType)) +
+                                         " labels); use --label-type " + SmallestLabelType(report.kept) +
+                                         " (nothing written)");
+  }
+  if (report.kept == 0)
+  {
+    std::cerr << "cca: warning: none of the " << report.labeled
+              << " objects passed --min-size / --min-physical-size / --keep: the labels are all background"
+              << std::endl;
+  }
+  report.backend = std::string(BackendName(filter->GetBackendUsed())) + ": " + filter->GetBackendDescription();
+
+  // The five largest objects, from the features (label order; ties stay in label order).
+  const auto & features = filter->GetComponentFeatures();
+  double       pixelVolume = 1.0;
+  for (unsigned int d = 0; d < D; ++d)
+  {
+    pixelVolume *= filter->GetInput()->GetSpacing()[d];
+  }
+  std::vector<std::size_t> order(features.size());
+  for (std::size_t i = 0; i < order.size(); ++i)
+  {
+    order[i] = i;
+  }
+  const std::size_t shown = std::min<std::size_t>(5, order.size());
+  std::partial_sort(order.begin(), order.begin() + shown, order.end(), [&features](std::size_t a, std::size_t b) {
+    return features[a].NumberOfPixels > features[b].NumberOfPixels ||
+           (features[a].NumberOfPixels == features[b].NumberOfPixels && a < b);
+  });
+  for (std::size_t i = 0; i < shown; ++i)
+  {
+    const auto & f = features[order[i]];
+    report.largestLabel.push_back(static_cast<std::uint64_t>(f.Label));
+    report.largestPixels.push_back(f.NumberOfPixels);
+    report.largestSize.push_back(static_cast<double>(f.NumberOfPixels) * pixelVolume);
+  }
+
+  const auto writeStart = Clock::now();
+  if (!options.output.empty())
+  {
+    const LabelImageType * labels = filter->GetOutput();
+    if (labelType == "uint8")
+    {
+      WriteLabelImage<std::uint8_t>(labels, options.output, labelType, bar);
+    }
+    else if (labelType == "uint16")
+    {
+      WriteLabelImage<std::uint16_t>(labels, options.output, labelType, bar);
+    }
+    else if (labelType == "uint32")
+    {
+      WriteLabelImage<std::uint32_t>(labels, options.output, labelType, bar);
+    }
+    else
+    {
+      WriteLabelImage<std::uint64_t>(labels, options.output, labelType, bar);
+    }
+    report.written.push_back(options.output + " (" + labelType + " labels)");
+  }
+  if (tables)
+  {
+    using LabelObjectType = typename FilterType::LabelMapType::LabelObjectType;
+    const auto *           labelMap = filter->GetLabelMap();
+    std::vector<ObjectRow> rows;
+    rows.reserve(labelMap->GetNumberOfLabelObjects());
+    for (typename FilterType::LabelMapType::ConstIterator it(labelMap); !it.IsAtEnd(); ++it)
+    {
+      rows.push_back(AttributesOf(*it.GetLabelObject(), options));
+    }
+    if (!options.csv.empty())
+    {
+      WriteCSV(options.csv, AttributesOf(*LabelObjectType::New(), options), rows);
+      report.written.push_back(options.csv);
+    }
+    if (!options.json.empty())
+    {
+      header["objectsLabeled"] = report.labeled;
+      header["objectsKept"] = report.kept;
+      header["labelType"] = labelType;
+      header["backend"] = { { "requested", options.backendName },
+                            { "used", BackendName(filter->GetBackendUsed()) },
+                            { "description", filter->GetBackendDescription() } };
+      header["seconds"] = { { "read", report.readSeconds }, { "analyze", report.analyzeSeconds } };
+      WriteJSON(options.json, header, rows);
+      report.written.push_back(options.json);
+    }
+  }
+  report.writeSeconds = SecondsSince(writeStart);
+  return ExitOk;
+}
+
+/** Reads the input as TPixel, selects the foreground and hands over to Analyze. */
+template <typename TPixel, unsigned int D>
+int
+RunTyped(const Options & options, const InputDescription & input)
+{
+  using InputImageType = itk::Image<TPixel, D>;
+  using BinaryImageType = itk::Image<unsigned char, D>;
+  Report report;
+  report.input = input.path;
+  report.foreground = ForegroundRule(options);
+  report.sizeUnit = D == 2 ? "mm^2" : "mm^3";
+
+  // Checked before reading: a range with no value of the pixel type in it selects nothing.
+  TPixel lower{};
+  TPixel upper{};
+  const bool nonZero = !options.hasLower && !options.hasUpper;
+  if (!nonZero && !SelectionRange(options, lower, upper))
+  {
+    throw ToolError(ExitEmptySelection, "empty selection: no value of the pixel type (" + input.componentName +
+                                          ") has " + report.foreground + " (nothing labeled, nothing written)");
+  }
+
+  ProgressBar                      bar(options.progress);
+  const auto                       readStart = Clock::now();
+  typename InputImageType::Pointer image;
+  try
+  {
+    bar.Start("reading");
+    if constexpr (D == 3)
+    {
+      if (input.dicomSeries)
+      {
+        auto reader = itk::ImageSeriesReader<InputImageType>::New();
+        reader->SetImageIO(itk::GDCMImageIO::New());
+        reader->SetFileNames(input.fileNames);
+        bar.Watch(reader, 0.0, 1.0);
+        reader->Update();
+        image = reader->GetOutput();
+      }
+    }
+    if (!image)
+    {
+      auto reader = itk::ImageFileReader<InputImageType>::New();
+      reader->SetFileName(input.path);
+      bar.Watch(reader, 0.0, 1.0);
+      reader->Update();
+      image = reader->GetOutput();
+    }
+    image->DisconnectPipeline();
+    bar.Finish();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw ToolError(ExitCannotRead, "cannot read " + input.path + ": " + e.GetDescription());
+  }
+  typename BinaryImageType::Pointer mask;
+  if (!options.mask.empty())
+  {
+    mask = ReadMask<D>(options.mask, bar);
+  }
+  report.readSeconds = SecondsSince(readStart);
+
+  // The image as the summary and the JSON header describe it.
+  const auto & region = image->GetLargestPossibleRegion();
+  Geometry     geometry;
+  for (unsigned int d = 0; d < D; ++d)
+  {
+    geometry.size.push_back(region.GetSize(d));
+    geometry.spacing.push_back(image->GetSpacing()[d]);
+    geometry.origin.push_back(image->GetOrigin()[d]);
+    for (unsigned int e = 0; e < D; ++e)
+    {
+      geometry.direction.push_back(image->GetDirection()(d, e));
+    }
+  }
+  Json header;
+  DescribeInput(options, input, geometry, report, header);
+
+  // The foreground as 0 / 1: [lower, upper] inside, or (non-zero rule) everything but [0, 0].
+  auto threshold = itk::BinaryThresholdImageFilter<InputImageType, BinaryImageType>::New();
+  threshold->SetInput(image);
+  threshold->SetLowerThreshold(nonZero ? TPixel{} : lower);
+  threshold->SetUpperThreshold(nonZero ? TPixel{} : upper);
+  threshold->SetInsideValue(nonZero ? 0 : 1);
+  threshold->SetOutsideValue(nonZero ? 1 : 0);
+
+  // uint32 labels, as ConnectedComponentImageFilter's usual output; images of 2^32 pixels or more can
+  // hold more objects than that.
+  int code = region.GetNumberOfPixels() >= (std::uint64_t{ 1 } << 32)
+               ? Analyze<std::uint64_t, D>(threshold, mask, options, header, report, bar)
+               : Analyze<std::uint32_t, D>(threshold, mask, options, header, report, bar);
+  if (!options.quiet)
+  {
+    PrintSummary(report);
+  }
+  return code;
+}
+
+template <unsigned int D>
+int
+DispatchPixel(const Options & options, const InputDescription & input)
+{
+  switch (input.componentType)
+  {
+    case itk::IOComponentEnum::UCHAR:
+      return RunTyped<unsigned char, D>(options, input);
+    case itk::IOComponentEnum::CHAR:
+      return RunTyped<char, D>(options, input);
+    case itk::IOComponentEnum::USHORT:
+      return RunTyped<unsigned short, D>(options, input);
+    case itk::IOComponentEnum::SHORT:
+      return RunTyped<short, D>(options, input);
+    case itk::IOComponentEnum::UINT:
+      return RunTyped<unsigned int, D>(options, input);
+    case itk::IOComponentEnum::INT:
+      return RunTyped<int, D>(options, input);
+    // long is 32 or 64 bits by platform: both widths read without loss into the 64-bit types
+    case itk::IOComponentEnum::ULONG:
+    case itk::IOComponentEnum::ULONGLONG:
+      return RunTyped<unsigned long long, D>(options, input);
+    case itk::IOComponentEnum::LONG:
+    case itk::IOComponentEnum::LONGLONG:
+      return RunTyped<long long, D>(options, input);
+    case itk::IOComponentEnum::FLOAT:
+      return RunTyped<float, D>(options, input);
+    case itk::IOComponentEnum::DOUBLE:
+      return RunTyped<double, D>(options, input);
+    default:
+      throw ToolError(ExitUnsupported, input.path + " has pixels of component type " + input.componentName +
+                                         ", which cca does not read");
+  }
+}
+
+} // namespace
+
+int
+RunTool(const Options & options, const InputDescription & input)
+{
+  return input.dimension == 2 ? DispatchPixel<2>(options, input) : DispatchPixel<3>(options, input);
+}
+
+} // namespace cca_tool

@@ -1,0 +1,607 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The command-line tool `cca` (examples/CudaConnectedComponentAnalysisTool*.cxx), run as a child process
+// with --backend cpu, its stdout and stderr redirected to files of the output folder.
+// Arguments: tool case outputFolder [case arguments]
+//   nifti | nrrd | mha | dicom   a deterministic random 3D image written as float .nii.gz, unsigned short
+//        .nrrd, short .mha (with a mask) or a short DICOM series; the tool's label image is compared
+//        with ConnectedComponentImageFilter (+ RelabelComponentImageFilter for --sort / --min-size /
+//        --min-physical-size / --keep) on the same selection, its CSV and JSON with
+//        LabelImageToShapeLabelMapFilter on ITK's labels (NumberOfPixels and bounding box exactly,
+//        PhysicalSize and Centroid within 1e-9 relative, magnitudes below 1 absolutely)
+//   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
+//   help, progress               the usage text; progress bars on stderr
+//   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
+//   badconnectivity, lowerupper, badoutput, masksize, writefail   one error each: exit code and message on
+//                                stderr; no output file left behind
+// CTSlice.mha is passed after the output folder for the cases that need a real image.
+#include "itkCCATestUtilities.h"
+#include "itkBinaryThresholdImageFilter.h"
+#include "itkCastImageFilter.h"
+#include "itkImageFileReader.h"
+#include "itkImageAlgorithm.h"
+#include "itkImageFileWriter.h"
+#include "itkLabelImageToShapeLabelMapFilter.h"
+#include "itkMetaDataObject.h"
+#include "itkRGBPixel.h"
+#include "itkRelabelComponentImageFilter.h"
+#include "itksys/SystemTools.hxx"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <limits>
+#include <map>
+
+#ifndef _WIN32
+#  include <sys/wait.h>
+#endif
+
+namespace
+{
+using namespace itk;
+
+using LabelImage3 = Image<std::uint32_t, 3>;
+using Binary3 = Image<unsigned char, 3>;
+using Real3 = Image<double, 3>;
+
+std::string g_Tool;
+std::string g_Folder;
+
+struct Outcome
+{
+  int         code{ -1 };
+  std::string out;
+  std::string err;
+};
+
+std::string
+Quote(const std::string & s)
+{
+#ifdef _WIN32
+  return "\"" + s + "\"";
+#else
+  std::string q = "'";
+  for (char c : s)
+  {
+    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  }
+  return q + "'";
+#endif
+}
+
+std::string
+Slurp(const std::string & fileName)
+{
+  std::ifstream     in(fileName, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/** Runs the tool; stdout and stderr go to files, read back and echoed for the test log. */
+Outcome
+Run(const std::vector<std::string> & args, const std::string & tag)
+{
+  std::string command = Quote(g_Tool);
+  for (const auto & a : args)
+  {
+    command += " " + Quote(a);
+  }
+  const std::string out = g_Folder + "/" + tag + ".stdout";
+  const std::string err = g_Folder + "/" + tag + ".stderr";
+  std::cout << "$ " << command << std::endl;
+  const int status = std::system((command + " > " + Quote(out) + " 2> " + Quote(err)).c_str());
+  Outcome   o;
+#ifdef _WIN32
+  o.code = status;
+#else
+  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+#endif
+  o.out = Slurp(out);
+  o.err = Slurp(err);
+  std::cout << o.out << o.err << "exit code " << o.code << std::endl;
+  return o;
+}
+
+bool
+Expect(const Outcome & o, int code, const std::string & inStderr)
+{
+  if (o.code != code)
+  {
+    std::cerr << "expected exit code " << code << ", got " << o.code << std::endl;
+    return false;
+  }
+  if (o.err.find(inStderr) == std::string::npos)
+  {
+    std::cerr << "stderr lacks \"" << inStderr << "\"" << std::endl;
+    return false;
+  }
+  return true;
+}
+
+bool
+Close(double ours, double itk, const std::string & what)
+{
+  if (std::abs(ours - itk) <= 1e-9 * std::max({ std::abs(ours), std::abs(itk), 1.0 }))
+  {
+    return true;
+  }
+  std::cerr << std::setprecision(17) << what << ": " << ours << " vs ITK " << itk << std::endl;
+  return false;
+}
+
+/** The value of a tool option in `args`: "" when absent, "on" for a flag. */
+std::string
+Option(const std::vector<std::string> & args, const std::string & name)
+{
+  const auto it = std::find(args.begin(), args.end(), name);
+  return it == args.end() ? "" : it + 1 == args.end() || (it + 1)->compare(0, 2, "--") == 0 ? "on" : *(it + 1);
+}
+
+/** What the tool is asked for in `args`, done with ITK's filters: BinaryThresholdImageFilter,
+ * ConnectedComponentImageFilter, RelabelComponentImageFilter (--sort, --min-size, --min-physical-size), and
+ * for --keep N (given with --sort) the labels above N cleared. */
+LabelImage3::Pointer
+ReferenceLabels(const Real3 * input, const Binary3 * mask, const std::vector<std::string> & args)
+{
+  const std::string lower = Option(args, "--lower");
+  const std::string upper = Option(args, "--upper");
+  const bool        nonZero = lower.empty() && upper.empty();
+  const double      inf = std::numeric_limits<double>::infinity();
+  auto              threshold = BinaryThresholdImageFilter<Real3, Binary3>::New();
+  threshold->SetInput(input);
+  threshold->SetLowerThreshold(nonZero ? 0.0 : lower.empty() ? -inf : std::stod(lower));
+  threshold->SetUpperThreshold(nonZero ? 0.0 : upper.empty() ? inf : std::stod(upper));
+  threshold->SetInsideValue(nonZero ? 0 : 1);
+  threshold->SetOutsideValue(nonZero ? 1 : 0);
+  auto cc = ConnectedComponentImageFilter<Binary3, LabelImage3, Binary3>::New();
+  cc->SetInput(threshold->GetOutput());
+  cc->SetMaskImage(mask);
+  const std::string connectivity = Option(args, "--connectivity");
+  cc->SetFullyConnected(connectivity == "full" || connectivity == "26" || connectivity == "8");
+  cc->Update();
+  LabelImage3::Pointer labels = cc->GetOutput();
+  const std::string    minSize = Option(args, "--min-size"), minPhysical = Option(args, "--min-physical-size");
+  const std::string    keep = Option(args, "--keep");
+  if (!Option(args, "--sort").empty() || !minSize.empty() || !minPhysical.empty())
+  {
+    // the smallest pixel count whose physical size (pixels × the spacing's product) reaches the limit
+    const double  volume = input->GetSpacing()[0] * input->GetSpacing()[1] * input->GetSpacing()[2];
+    std::uint64_t n = minSize.empty() ? 0 : std::stoull(minSize);
+    while (!minPhysical.empty() && static_cast<double>(n) * volume < std::stod(minPhysical))
+    {
+      ++n;
+    }
+    auto relabel = RelabelComponentImageFilter<LabelImage3, LabelImage3>::New();
+    relabel->SetInput(labels);
+    relabel->SetMinimumObjectSize(n);
+    relabel->SetSortByObjectSize(!Option(args, "--sort").empty());
+    relabel->Update();
+    labels = relabel->GetOutput();
+  }
+  for (ImageRegionIterator<LabelImage3> it(labels, labels->GetBufferedRegion()); !keep.empty() && !it.IsAtEnd(); ++it)
+  {
+    it.Set(it.Get() > std::stoul(keep) ? 0 : it.Get());
+  }
+  return labels;
+}
+
+/** CSV back as one map column -> value per row. */
+std::vector<std::map<std::string, double>>
+ReadCSV(const std::string & fileName, std::vector<std::string> & columns)
+{
+  std::ifstream                               in(fileName);
+  std::string                                 line, cell;
+  std::vector<std::map<std::string, double>> rows;
+  std::getline(in, line);
+  for (std::stringstream header(line); std::getline(header, cell, ',');)
+  {
+    columns.push_back(cell);
+  }
+  while (std::getline(in, line))
+  {
+    std::map<std::string, double> row;
+    std::stringstream             s(line);
+    for (std::size_t c = 0; std::getline(s, cell, ','); ++c)
+    {
+      row[c < columns.size() ? columns[c] : "?"] = std::strtod(cell.c_str(), nullptr);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+/** The tool's label image, CSV and JSON against ITK on the same input file (read back as double). */
+bool
+CheckRun(const std::string & input, const Real3 * image, const Binary3 * mask, const std::vector<std::string> & options,
+         const std::string & tag, const std::string & outputExtension, IOComponentEnum expectedType)
+{
+  const std::string labelsFile = g_Folder + "/" + tag + "." + outputExtension;
+  const std::string csv = g_Folder + "/" + tag + ".csv";
+  const std::string json = g_Folder + "/" + tag + ".json";
+  std::vector<std::string> args{ input, "--backend", "cpu", "--output", labelsFile, "--csv", csv, "--json", json };
+  args.insert(args.end(), options.begin(), options.end());
+  if (!Expect(Run(args, tag), 0, ""))
+  {
+    return false;
+  }
+  const auto expected = ReferenceLabels(image, mask, options);
+  auto       shape = LabelImageToShapeLabelMapFilter<LabelImage3>::New();
+  shape->SetInput(expected);
+  shape->Update();
+  const auto * map = shape->GetOutput();
+  const auto   count = map->GetNumberOfLabelObjects();
+  std::cout << tag << ": " << count << " objects" << std::endl;
+
+  if (expectedType == IOComponentEnum::UNKNOWNCOMPONENTTYPE) // the smallest unsigned type for the count
+  {
+    expectedType = count <= 255     ? IOComponentEnum::UCHAR
+                   : count <= 65535 ? IOComponentEnum::USHORT
+                                    : IOComponentEnum::UINT;
+  }
+  auto io = ImageIOFactory::CreateImageIO(labelsFile.c_str(), IOFileModeEnum::ReadMode);
+  io->SetFileName(labelsFile);
+  io->ReadImageInformation();
+  if (io->GetComponentType() != expectedType)
+  {
+    std::cerr << tag << ": label image of " << ImageIOBase::GetComponentTypeAsString(io->GetComponentType())
+              << ", expected " << ImageIOBase::GetComponentTypeAsString(expectedType) << std::endl;
+    return false;
+  }
+  if (!ccatest::SameImage<LabelImage3>(ReadImage<LabelImage3>(labelsFile), expected, tag + " labels"))
+  {
+    return false;
+  }
+
+  // one object of ITK's against the tool's values, by attribute name (vectors as name_i)
+  const auto matches = [&](const std::function<double(const std::string &)> & get, std::size_t row) {
+    const auto label = static_cast<LabelImage3::PixelType>(get("Label"));
+    if (!map->HasLabel(label))
+    {
+      std::cerr << tag << " row " << row << ": label " << label << " is not ITK's" << std::endl;
+      return false;
+    }
+    const auto * o = map->GetLabelObject(label);
+    const std::string what = tag + " label " + std::to_string(label) + " ";
+    bool ok = get("NumberOfPixels") == static_cast<double>(o->GetNumberOfPixels());
+    ok = ok && Close(get("PhysicalSize"), o->GetPhysicalSize(), what + "PhysicalSize");
+    for (unsigned int d = 0; d < 3; ++d)
+    {
+      const std::string i = "_" + std::to_string(d);
+      ok = ok && Close(get("Centroid" + i), o->GetCentroid()[d], what + "Centroid" + i);
+      ok = ok && get("BoundingBoxIndex" + i) == static_cast<double>(o->GetBoundingBox().GetIndex()[d]);
+      ok = ok && get("BoundingBoxSize" + i) == static_cast<double>(o->GetBoundingBox().GetSize()[d]);
+    }
+    if (!ok)
+    {
+      std::cerr << what << "differs from ITK (pixels " << o->GetNumberOfPixels() << ")" << std::endl;
+    }
+    return ok;
+  };
+
+  std::vector<std::string> columns;
+  const auto               rows = ReadCSV(csv, columns);
+  nlohmann::json           j = nlohmann::json::parse(Slurp(json));
+  const auto &             objects = j.at("objects");
+  if (rows.size() != map->GetNumberOfLabelObjects() || objects.size() != rows.size() ||
+      j.at("objectsKept").get<std::size_t>() != rows.size() || j.at("dimension").get<int>() != 3 ||
+      j.at("size").at(0).get<std::size_t>() != image->GetLargestPossibleRegion().GetSize(0))
+  {
+    std::cerr << tag << ": " << rows.size() << " CSV rows, " << objects.size() << " JSON objects, ITK "
+              << map->GetNumberOfLabelObjects() << "; JSON header " << j.at("objectsKept") << j.at("size") << std::endl;
+    return false;
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r)
+  {
+    const auto & row = rows[r];
+    const auto & object = objects[r];
+    const auto   fromCSV = [&row](const std::string & name) { return row.at(name); };
+    const auto   fromJSON = [&object](const std::string & name) {
+      const auto underscore = name.rfind('_');
+      if (object.contains(name) || underscore == std::string::npos)
+      {
+        return object.at(name).get<double>();
+      }
+      return object.at(name.substr(0, underscore)).at(std::stoul(name.substr(underscore + 1))).get<double>();
+    };
+    if (!matches(fromCSV, r) || !matches(fromJSON, r))
+    {
+      return false;
+    }
+  }
+  // the optional attributes come as columns only when asked for
+  const auto has = [](const std::vector<std::string> & list, const std::string & item) {
+    return std::find(list.begin(), list.end(), item) != list.end();
+  };
+  const bool feret = has(options, "--feret");
+  const bool obb = has(options, "--obb");
+  if (has(columns, "FeretDiameter") != feret || has(columns, "OrientedBoundingBoxSize_2") != obb ||
+      objects.at(0).contains("FeretDiameter") != feret || objects.at(0).contains("OrientedBoundingBoxOrigin") != obb)
+  {
+    std::cerr << tag << ": FeretDiameter / OrientedBoundingBox columns not as asked" << std::endl;
+    return false;
+  }
+  return true;
+}
+
+/** A deterministic random volume (40 x 36 x 24, anisotropic spacing, shifted origin): blocks of
+ * `granularity` pixels, on with probability `density`, with values uniform in [lo, hi). */
+template <typename TPixel>
+typename Image<TPixel, 3>::Pointer
+RandomVolume(std::uint32_t seed, double lo, double hi, double density, unsigned int granularity,
+             const Size<3> & size = { { 40, 36, 24 } })
+{
+  std::uniform_real_distribution<double> value(lo, hi);
+  auto image = ccatest::MakeRandomImage<Image<TPixel, 3>>(
+    size, density, granularity, seed, [&value](std::mt19937 & rng) { return static_cast<TPixel>(value(rng)); });
+  const double spacing[3] = { 0.5, 0.75, 2.0 };
+  const double origin[3] = { -12.5, 30.0, 7.75 };
+  image->SetSpacing(spacing);
+  image->SetOrigin(origin);
+  return image;
+}
+
+constexpr auto Default = IOComponentEnum::UNKNOWNCOMPONENTTYPE; // the smallest type for the count
+
+/** A volume written in one format, then labeled twice by the tool with different options. */
+template <typename TPixel>
+bool
+FormatCase(const std::string &              name,
+           typename Image<TPixel, 3>::Pointer volume,
+           const std::vector<std::string> &   a,
+           const std::string &                extA,
+           IOComponentEnum                    typeA,
+           const std::vector<std::string> &   b,
+           const std::string &                extB,
+           IOComponentEnum                    typeB,
+           const Binary3 *                    maskB = nullptr)
+{
+  const std::string input = g_Folder + "/" + name;
+  WriteImage(volume, input, true);
+  const auto back = ReadImage<Real3>(input); // as the tool sees it (NIfTI stores the spacing in float)
+  const std::string tag = name.substr(0, name.find('.'));
+  return CheckRun(input, back, nullptr, a, tag + "_a", extA, typeA) &&
+         CheckRun(input, back, maskB, b, tag + "_b", extB, typeB);
+}
+
+/** A short volume as a DICOM series: one single-slice 3D file per z, all through one ImageIO, which
+ * gives them the same Study and Series UIDs (and each its position from the slice's origin). */
+bool
+DicomCase()
+{
+  using ShortImage = Image<short, 3>;
+  const auto        volume = RandomVolume<short>(4, -500, 1500, 0.5, 2, { { 32, 28, 6 } });
+  const std::string folder = g_Folder + "/dicom_series";
+  itksys::SystemTools::RemoveADirectory(folder);
+  itksys::SystemTools::MakeDirectory(folder);
+  auto io = ImageIOFactory::CreateImageIO((folder + "/x.dcm").c_str(), IOFileModeEnum::WriteMode);
+  for (unsigned int z = 0; z < volume->GetLargestPossibleRegion().GetSize(2); ++z)
+  {
+    ShortImage::RegionType region = volume->GetLargestPossibleRegion();
+    region.SetIndex(2, z);
+    region.SetSize(2, 1);
+    auto slice = ShortImage::New();
+    slice->SetRegions(ShortImage::RegionType(region.GetSize()));
+    slice->Allocate();
+    ShortImage::PointType origin;
+    volume->TransformIndexToPhysicalPoint(region.GetIndex(), origin);
+    slice->SetOrigin(origin);
+    slice->SetSpacing(volume->GetSpacing());
+    ImageAlgorithm::Copy(volume.GetPointer(), slice.GetPointer(), region, slice->GetBufferedRegion());
+    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0008|0060", "CT");
+    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0028|0004", "MONOCHROME2");
+    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0020|0013", std::to_string(z + 1));
+    auto writer = ImageFileWriter<ShortImage>::New();
+    writer->SetImageIO(io);
+    writer->SetInput(slice);
+    writer->SetFileName(folder + "/slice" + std::to_string(z) + ".dcm");
+    writer->Update();
+  }
+  // the reference is the volume itself: DICOM keeps short values and these geometry numbers exactly
+  auto reference = CastImageFilter<ShortImage, Real3>::New();
+  reference->SetInput(volume);
+  reference->Update();
+  return CheckRun(folder, reference->GetOutput(), nullptr, { "--lower", "100" }, "dicom", "nrrd", Default);
+}
+
+/** An error case: the tool's arguments, its expected exit code and words of its message on stderr. */
+struct ErrorCase
+{
+  int                      code;
+  std::string              message;
+  std::vector<std::string> args;
+};
+
+/** The error case `name`, with the input it needs written (and nothing else: the folder is checked after). */
+bool
+MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
+{
+  const std::string f = g_Folder + "/";
+  if (name == "notimage")
+  {
+    std::ofstream(f + "text.nii") << "not an image\n";
+    c = { 2, "Could not create IO object", { f + "text.nii" } };
+  }
+  else if (name == "rgb")
+  {
+    auto image = Image<RGBPixel<unsigned char>, 2>::New();
+    image->SetRegions(Size<2>{ { 8, 8 } });
+    image->Allocate(true);
+    WriteImage(image, f + "rgb.png");
+    c = { 3, "scalar (grey-level) images only", { f + "rgb.png" } };
+  }
+  else if (name == "4d")
+  {
+    auto image = Image<short, 4>::New();
+    image->SetRegions(Size<4>{ { 3, 3, 3, 3 } });
+    image->Allocate(true);
+    WriteImage(image, f + "4d.mha");
+    c = { 3, "is a 4D image", { f + "4d.mha" } };
+  }
+  else if (name == "overflow") // more than 255 objects; the message names ITK's count
+  {
+    using Image2 = Image<unsigned char, 2>;
+    const auto image = ccatest::MakeRandomImage<Image2>({ { 100, 100 } }, 0.4, 1, 7, [](std::mt19937 &) { return 1; });
+    WriteImage(image, f + "many.png");
+    auto cc = ConnectedComponentImageFilter<Image2, Image<std::uint32_t, 2>>::New();
+    cc->SetInput(image);
+    cc->Update();
+    c = { 5,
+          std::to_string(cc->GetObjectCount()) + " objects do not fit in the label type uint8",
+          { f + "many.png", "--label-type", "uint8", "--output", f + "out.nrrd", "--csv", f + "out.csv" } };
+  }
+  else if (name == "masksize") // the CT slice's geometry, another size: the filter's own check
+  {
+    auto mask = Image<unsigned char, 2>::New();
+    mask->CopyInformation(ReadImage<Image<short, 2>>(ct));
+    mask->SetRegions(Size<2>{ { 64, 64 } });
+    mask->Allocate(true);
+    WriteImage(mask, f + "mask64.mha");
+    c = { 6, "differs from the input image's size", { ct, "--lower", "250", "--mask", f + "mask64.mha" } };
+  }
+  else
+  {
+    const std::map<std::string, ErrorCase> simple{
+      { "missing", { 2, "does not exist", { f + "nothing.nii.gz" } } },
+      { "empty", { 4, "no foreground pixel", { ct, "--lower", "30000", "--output", f + "out.nrrd" } } },
+      // no short value that high at all: known before reading
+      { "emptyrange", { 4, "empty selection", { ct, "--lower", "40000" } } },
+      { "unknownoption", { 1, "unknown option '--frobnicate'", { ct, "--frobnicate" } } },
+      { "badvalue", { 1, "'abc' is not a non-negative integer", { ct, "--min-size", "abc" } } },
+      { "badnumber", { 1, "is not a (finite) number", { ct, "--lower", "1e400" } } },
+      { "badconnectivity", { 1, "is not one of face, full", { ct, "--connectivity", "5" } } },
+      { "lowerupper", { 1, "is above --upper", { ct, "--lower", "5", "--upper", "2" } } },
+      { "badoutput", { 1, "no image format", { ct, "--output", f + "labels.xyz" } } },
+      // PNG has no 32-bit pixels: ITK's writer refuses, after creating the file
+      { "writefail", { 6, "PNG supports unsigned char", { ct, "--label-type", "uint32", "--output", f + "out.png" } } },
+    };
+    if (!simple.count(name))
+    {
+      return false;
+    }
+    c = simple.at(name);
+  }
+  return true;
+}
+
+} // namespace
+
+int
+itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
+{
+  if (argc < 4)
+  {
+    std::cerr << "Usage: " << argv[0] << " tool case outputFolder [CTSlice.mha | CODE ARGS...]" << std::endl;
+    return EXIT_FAILURE;
+  }
+  g_Tool = argv[1];
+  const std::string testCase = argv[2];
+  g_Folder = std::string(argv[3]) + "/CCATool_" + testCase;
+  const std::string ct = argc > 4 ? argv[4] : "";
+  itksys::SystemTools::MakeDirectory(g_Folder);
+  bool ok = false;
+  try
+  {
+    if (testCase == "nifti") // float: a threshold range with fractional bounds, rounded into float
+    {
+      ok = FormatCase<float>("float.nii.gz", RandomVolume<float>(1, -1000, 1000, 0.6, 2),
+                             { "--lower", "0.5", "--upper", "600.25" }, "nrrd", Default,
+                             { "--lower", "0.5", "--upper", "600.25", "--connectivity", "26", "--sort",
+                                      "--min-size", "3", "--label-type", "uint32" },
+                             "mha", IOComponentEnum::UINT);
+    }
+    else if (testCase == "nrrd") // unsigned short, non-zero rule, many small objects (uint16 labels)
+    {
+      ok = FormatCase<unsigned short>("ushort.nrrd", RandomVolume<unsigned short>(2, 1, 4000, 0.35, 1), {},
+                                      "nii.gz", Default, { "--sort", "--keep", "10" }, "nrrd",
+                                      IOComponentEnum::UCHAR);
+    }
+    else if (testCase == "mha") // short: --min-physical-size, and a mask whose non-zero values include 256
+    {
+      using MaskImage = Image<unsigned short, 3>;
+      const auto volume = RandomVolume<short>(3, -500, 1500, 0.5, 2);
+      auto mask = ccatest::MakeRandomImage<MaskImage>(volume->GetLargestPossibleRegion().GetSize(), 0.6, 8, 5,
+                                                      [](std::mt19937 &) { return 256; }); // 0 as unsigned char
+      mask->CopyInformation(volume);
+      auto binary = BinaryThresholdImageFilter<MaskImage, Binary3>::New(); // ITK's mask: 0 / 1
+      binary->SetInput(mask);
+      binary->SetLowerThreshold(256);
+      binary->Update();
+      WriteImage(mask, g_Folder + "/mask.nrrd");
+      ok = FormatCase<short>("short.mha", volume, { "--lower", "100", "--min-physical-size", "10" }, "mha",
+                             Default,
+                             { "--lower", "100", "--mask", g_Folder + "/mask.nrrd", "--feret", "--obb",
+                                      "--connectivity", "6", "--label-type", "uint16" },
+                             "nii.gz", IOComponentEnum::USHORT, binary->GetOutput());
+    }
+    else if (testCase == "dicom")
+    {
+      ok = DicomCase();
+    }
+    else if (testCase == "run") // argv[4]: the expected exit code, then the tool's arguments
+    {
+      const std::vector<std::string> args(argv + 5, argv + argc);
+      // the logs named after the arguments: the regression tests that share this folder run in parallel
+      std::string joined;
+      for (const auto & a : args)
+      {
+        joined += a + '\n';
+      }
+      ok = Expect(Run(args, "run" + std::to_string(std::hash<std::string>{}(joined))), std::stoi(argv[4]), "");
+    }
+    else if (testCase == "help")
+    {
+      const Outcome o = Run({ "--help" }, "help");
+      ok = Expect(o, 0, "") && o.out.find("Usage: cca INPUT") != std::string::npos &&
+           o.out.find("Exit codes:") != std::string::npos;
+    }
+    else if (testCase == "progress") // bars on stderr although it is a file; no summary with --quiet
+    {
+      const Outcome o =
+        Run({ ct, "--backend", "cpu", "--lower", "250", "--progress", "--quiet", "--output", g_Folder + "/p.nrrd" },
+            "progress");
+      ok = Expect(o, 0, "\rreading") && o.err.find("\rlabeling") != std::string::npos &&
+           o.err.find("\rwriting") != std::string::npos && o.err.find("100%\n") != std::string::npos &&
+           o.out.empty();
+    }
+    else if (ErrorCase c; MakeErrorCase(testCase, ct, c))
+    {
+      c.args.insert(c.args.end(), { "--backend", "cpu" });
+      ok = Expect(Run(c.args, testCase), c.code, c.message);
+      // an error writes nothing, not even what could have been written before it was found
+      for (const char * name : { "/out.nrrd", "/out.csv", "/out.png" })
+      {
+        ok = ok && !itksys::SystemTools::FileExists(g_Folder + name);
+      }
+    }
+    else
+    {
+      std::cerr << "unknown case " << testCase << std::endl;
+    }
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << testCase << ": " << e.what() << std::endl;
+  }
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
