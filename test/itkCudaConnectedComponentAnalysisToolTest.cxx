@@ -66,6 +66,7 @@ using Real3 = Image<double, 3>;
 
 std::string g_Tool;
 std::string g_Folder;
+std::string g_Backend = "cpu"; ///< the format cases' --backend: cuda for a case named CASE_cuda (gpu label)
 
 struct Outcome
 {
@@ -239,7 +240,7 @@ CheckRun(const std::string & input, const Real3 * image, const Binary3 * mask, c
   const std::string labelsFile = g_Folder + "/" + tag + "." + outputExtension;
   const std::string csv = g_Folder + "/" + tag + ".csv";
   const std::string json = g_Folder + "/" + tag + ".json";
-  std::vector<std::string> args{ input, "--backend", "cpu", "--output", labelsFile, "--csv", csv, "--json", json };
+  std::vector<std::string> args{ input, "--backend", g_Backend, "--output", labelsFile, "--csv", csv, "--json", json };
   args.insert(args.end(), options.begin(), options.end());
   if (!Expect(Run(args, tag), 0, ""))
   {
@@ -515,14 +516,26 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
     return EXIT_FAILURE;
   }
   g_Tool = argv[1];
-  const std::string testCase = argv[2];
+  std::string testCase = argv[2];
+  // CASE_cuda: the same case on the CUDA engine, skipped where it cannot run
+  const std::string cudaSuffix = "_cuda";
+  if (testCase.size() > cudaSuffix.size() &&
+      testCase.compare(testCase.size() - cudaSuffix.size(), cudaSuffix.size(), cudaSuffix) == 0)
+  {
+    if (ccatest::CudaUnavailable(ccatest::Backend::CUDA))
+    {
+      return ccatest::SkipReturnCode;
+    }
+    g_Backend = "cuda";
+  }
   g_Folder = std::string(argv[3]) + "/CCATool_" + testCase;
   const std::string ct = argc > 4 ? argv[4] : "";
   itksys::SystemTools::MakeDirectory(g_Folder);
   bool ok = false;
   try
   {
-    if (testCase == "nifti") // float: a threshold range with fractional bounds, rounded into float
+    const std::string baseCase = g_Backend == "cuda" ? testCase.substr(0, testCase.size() - cudaSuffix.size()) : testCase;
+    if (baseCase == "nifti") // float: a threshold range with fractional bounds, rounded into float
     {
       ok = FormatCase<float>("float.nii.gz", RandomVolume<float>(1, -1000, 1000, 0.6, 2),
                              { "--lower", "0.5", "--upper", "600.25" }, "nrrd", Default,
@@ -530,13 +543,13 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
                                       "--min-size", "3", "--label-type", "uint32" },
                              "mha", IOComponentEnum::UINT);
     }
-    else if (testCase == "nrrd") // unsigned short, non-zero rule, many small objects (uint16 labels)
+    else if (baseCase == "nrrd") // unsigned short, non-zero rule, many small objects (uint16 labels)
     {
       ok = FormatCase<unsigned short>("ushort.nrrd", RandomVolume<unsigned short>(2, 1, 4000, 0.35, 1), {},
                                       "nii.gz", Default, { "--sort", "--keep", "10" }, "nrrd",
                                       IOComponentEnum::UCHAR);
     }
-    else if (testCase == "mha") // short: --min-physical-size, and a mask whose non-zero values include 256
+    else if (baseCase == "mha") // short: --min-physical-size, and a mask whose non-zero values include 256
     {
       using MaskImage = Image<unsigned short, 3>;
       const auto volume = RandomVolume<short>(3, -500, 1500, 0.5, 2);
@@ -558,7 +571,7 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
     {
       ok = DicomCase();
     }
-    else if (testCase == "run") // argv[4]: the expected exit code, then the tool's arguments
+    else if (baseCase == "run") // argv[4]: the expected exit code, then the tool's arguments
     {
       const std::vector<std::string> args(argv + 5, argv + argc);
       // the logs named after the arguments: the regression tests that share this folder run in parallel
