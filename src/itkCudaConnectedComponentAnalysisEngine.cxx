@@ -145,6 +145,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   std::uint64_t                pixels{ 0 }; ///< of the last Analyze()
   /** The last Analyze()'s post-processing, when it had one: the kept components and their sums. */
   std::uint64_t                    originalCount{ 0 };
+  unsigned                         numberOfThreads{ 0 }; ///< of the last Analyze(): the filter's work units
   bool                             selected{ false };
   cca::ComponentSelection          selection;
   std::vector<cca::ComponentSums>  selectedSums;
@@ -246,11 +247,12 @@ Translated(const char * what, const TStep & step) -> decltype(step())
   }
 }
 /** The lines of `engine`'s last Analyze(): its runs (which come grouped by component), with the
- * region's start added and the row split into y and z, on all hardware threads; with a post-processing
- * `selection`, only the kept components' runs, in their new order. */
+ * region's start added and the row split into y and z, on `numberOfThreads` threads (0: all hardware
+ * threads); with a post-processing `selection`, only the kept components' runs, in their new order. */
 void
 LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geometry & geometry,
-        const cca::ComponentSelection * selection, CudaConnectedComponentAnalysisEngine::Lines & lines)
+        const cca::ComponentSelection * selection, unsigned numberOfThreads,
+        CudaConnectedComponentAnalysisEngine::Lines & lines)
 {
   cca::RunTable runs;
   engine.ExportRuns(runs);
@@ -278,7 +280,7 @@ LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geomet
   cca::AdviseHugePages(lines.length.data(), numRuns * sizeof(lines.length[0]));
   lines.index.resize(numRuns);
   lines.length.resize(numRuns);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = numberOfThreads != 0 ? numberOfThreads : std::max(1u, std::thread::hardware_concurrency());
   auto convert = [&](std::uint64_t line, std::uint64_t run) {
     auto & index = lines.index[line];
     index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[run]);
@@ -356,6 +358,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     in.pixels = request.NumberOfPixels();
     in.description = engine->GetDescription();
     in.originalCount = count;
+    in.numberOfThreads = numberOfThreads;
     in.selected = r.postProcessing.Active();
     if (!in.selected)
     {
@@ -420,7 +423,8 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
 void
 CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
 {
-  Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, m_Internals->selected ? &m_Internals->selection : nullptr, lines); });
+  Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, m_Internals->selected ? &m_Internals->selection : nullptr,
+            m_Internals->numberOfThreads, lines); });
 }
 
 std::unique_ptr<CudaConnectedComponentAnalysisEngine::ShapeAttributeCalculator>
