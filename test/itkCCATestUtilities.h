@@ -29,6 +29,8 @@
 #include "itkTestingMacros.h"
 
 #include <cstring>
+#include <functional>
+#include <map>
 #include <iostream>
 #include <vector>
 #include <random>
@@ -262,6 +264,37 @@ CheckAgainstITK(const TInputImage * input, Backend backend, bool fullyConnected,
     return false;
   }
   return SameImage(ours->GetOutput(), reference->GetOutput(), what) && FeaturesMatchBruteForce(ours.GetPointer(), what);
+}
+
+/** The main of a test file whose cases are named by argv[1] and run on the backend argv[2]: usage, the skip
+ * without a CUDA device, the case's result as the exit status. */
+inline int
+RunNamedCase(int argc, char * argv[], const std::map<std::string, std::function<bool(Backend)>> & cases)
+{
+  std::string names;
+  for (const auto & c : cases)
+  {
+    names += (names.empty() ? "" : "|") + c.first;
+  }
+  if (argc < 3)
+  {
+    std::cerr << "Usage: " << argv[0] << " " << names << " backend" << std::endl;
+    return EXIT_FAILURE;
+  }
+  const auto found = cases.find(argv[1]);
+  if (found == cases.end())
+  {
+    std::cerr << "unknown case " << argv[1] << " (" << names << ")" << std::endl;
+    return EXIT_FAILURE;
+  }
+  const Backend backend = ParseBackend(argv[2]);
+  if (CudaUnavailable(backend))
+  {
+    return SkipReturnCode;
+  }
+  const bool ok = found->second(backend);
+  std::cout << argv[1] << ": " << (ok ? "passed" : "FAILED") << std::endl;
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 } // namespace ccatest

@@ -295,29 +295,5 @@ LongImageCase(Backend backend)
 int
 itkCudaConnectedComponentAnalysisGeometryTest(int argc, char * argv[])
 {
-  if (argc < 3)
-  {
-    std::cerr << "Usage: " << argv[0] << " degenerate|longimage backend" << std::endl;
-    return EXIT_FAILURE;
-  }
-  const std::string mode = argv[1];
-  const Backend     backend = ParseBackend(argv[2]);
-  if (CudaUnavailable(backend))
-  {
-    return SkipReturnCode;
-  }
-  bool ok = false;
-  if (mode == "degenerate")
-  {
-    ok = DegenerateCase(backend);
-  }
-  else if (mode == "longimage")
-  {
-    ok = LongImageCase(backend);
-  }
-  else
-  {
-    std::cerr << "unknown case " << mode << std::endl;
-  }
-  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+  return RunNamedCase(argc, argv, { { "degenerate", DegenerateCase }, { "longimage", LongImageCase } });
 }

@@ -358,49 +358,19 @@ MemoryCase(Backend backend, const char * backendName)
 int
 itkCudaConnectedComponentAnalysisPipelineTest(int argc, char * argv[])
 {
-  if (argc < 3)
+  if (argc >= 3 && std::string(argv[1]) == "memorychild")
   {
-    std::cerr << "Usage: " << argv[0] << " progress|abort|workunits|skipped|repeat|memory backend" << std::endl;
-    return EXIT_FAILURE;
+    // the child of the memory case, under its address-space limit
+    const Backend backend = ParseBackend(argv[2]);
+    return CudaUnavailable(backend) ? SkipReturnCode : MemoryChild(backend);
   }
-  const std::string mode = argv[1];
-  const Backend     backend = ParseBackend(argv[2]);
-  if (CudaUnavailable(backend))
-  {
-    return SkipReturnCode;
-  }
-  if (mode == "memorychild")
-  {
-    return MemoryChild(backend);
-  }
-  bool ok = false;
-  if (mode == "progress")
-  {
-    ok = ProgressCase(backend);
-  }
-  else if (mode == "abort")
-  {
-    ok = AbortCase(backend);
-  }
-  else if (mode == "workunits")
-  {
-    ok = WorkUnitsCase(backend);
-  }
-  else if (mode == "skipped")
-  {
-    ok = SkippedOutputCase(backend);
-  }
-  else if (mode == "repeat")
-  {
-    ok = RepeatCase(backend);
-  }
-  else if (mode == "memory")
-  {
-    ok = MemoryCase(backend, argv[2]);
-  }
-  else
-  {
-    std::cerr << "unknown case " << mode << std::endl;
-  }
-  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+  const std::string backendName = argc >= 3 ? argv[2] : "";
+  return RunNamedCase(argc,
+                      argv,
+                      { { "progress", ProgressCase },
+                        { "abort", AbortCase },
+                        { "workunits", WorkUnitsCase },
+                        { "skipped", SkippedOutputCase },
+                        { "repeat", RepeatCase },
+                        { "memory", [&backendName](Backend b) { return MemoryCase(b, backendName.c_str()); } } });
 }

@@ -421,38 +421,10 @@ EdgeCase(Backend backend)
 int
 itkCudaConnectedComponentAnalysisPostProcessingTest(int argc, char * argv[])
 {
-  if (argc < 3)
-  {
-    std::cerr << "Usage: " << argv[0] << " relabel|keepn|physical|edge backend" << std::endl;
-    return EXIT_FAILURE;
-  }
-  const std::string mode = argv[1];
-  const Backend     backend = ParseBackend(argv[2]);
-  if (CudaUnavailable(backend))
-  {
-    return SkipReturnCode;
-  }
-  bool ok = false;
-  if (mode == "relabel")
-  {
-    ok = RelabelCase<2>(backend) && RelabelCase<3>(backend);
-  }
-  else if (mode == "keepn")
-  {
-    ok = KeepNCase<2>(backend) && KeepNCase<3>(backend);
-  }
-  else if (mode == "physical")
-  {
-    ok = PhysicalCase<2>(backend) && PhysicalCase<3>(backend);
-  }
-  else if (mode == "edge")
-  {
-    ok = EdgeCase<2>(backend) && EdgeCase<3>(backend);
-  }
-  else
-  {
-    std::cerr << "unknown case " << mode << std::endl;
-  }
-  std::cout << mode << ": " << (ok ? "equal to ITK's chain" : "DIFFERS") << std::endl;
-  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+  return RunNamedCase(argc,
+                      argv,
+                      { { "relabel", [](Backend b) { return RelabelCase<2>(b) && RelabelCase<3>(b); } },
+                        { "keepn", [](Backend b) { return KeepNCase<2>(b) && KeepNCase<3>(b); } },
+                        { "physical", [](Backend b) { return PhysicalCase<2>(b) && PhysicalCase<3>(b); } },
+                        { "edge", [](Backend b) { return EdgeCase<2>(b) && EdgeCase<3>(b); } } });
 }
