@@ -430,6 +430,25 @@ ProbeInput(const std::string & path)
   return input;
 }
 
+/** ITK's writers for 2D-only formats (PNG, JPEG, BMP) write a 3D image's first slice without a word, and
+ * their SupportsDimension() cannot tell (ITK's NIfTI and TIFF IOs do not override it either): refuse those
+ * by name for a 3D input, before the analysis. */
+void
+CheckOutputFormatHoldsDimension(const std::string & output, unsigned int dimension)
+{
+  if (output.empty() || dimension < 3)
+  {
+    return;
+  }
+  const auto io = itk::ImageIOFactory::CreateImageIO(output.c_str(), itk::IOFileModeEnum::WriteMode);
+  const std::string name = io ? io->GetNameOfClass() : "";
+  if (name == "PNGImageIO" || name == "JPEGImageIO" || name == "BMPImageIO")
+  {
+    throw UsageError("--output " + output + ": " + name.substr(0, name.size() - 7) +
+                     " files hold 2D images only, and the input is 3D (use .nii.gz, .nrrd, .mha or .tif)");
+  }
+}
+
 } // namespace
 } // namespace cca_tool
 
@@ -451,6 +470,7 @@ main(int argc, char * argv[])
       throw ToolError(ExitCannotRead, "the mask " + options.mask + " does not exist");
     }
     const InputDescription input = ProbeInput(options.input);
+    CheckOutputFormatHoldsDimension(options.output, input.dimension);
     return RunTool(options, input);
   }
   catch (const ToolError & e)
