@@ -45,7 +45,9 @@ namespace itk
  * warning, which allocates, and std::terminate ends the process. With the reserve, the constructor's
  * allocation succeeds; the LabelMap builder sees Exhausted() after the object and throws std::bad_alloc
  * from its own code, which the filter turns into an itk::MemoryAllocationError. The previous new-handler is
- * restored (and called once the reserve is spent) on destruction.
+ * restored (and called once the reserve is spent) on destruction. The pieces stay allocated between builds
+ * (untouched, so address space rather than resident memory): 64 allocations and frees of 1 MB took 2.3 ms
+ * per build here, more than a small image's whole analysis; only pieces given out are allocated again.
  * \ingroup CudaConnectedComponentAnalysis
  */
 class CCAMemoryReserve
@@ -59,7 +61,10 @@ public:
     {
       for (auto & piece : Pieces())
       {
-        piece.store(std::malloc(PieceBytes));
+        if (piece.load() == nullptr)
+        {
+          piece.store(std::malloc(PieceBytes));
+        }
       }
       Exhausted().store(false);
       Previous() = std::set_new_handler(&Handler);
@@ -71,10 +76,6 @@ public:
     if (--Users() == 0)
     {
       std::set_new_handler(Previous());
-      for (auto & piece : Pieces())
-      {
-        std::free(piece.exchange(nullptr));
-      }
     }
   }
   CCAMemoryReserve(const CCAMemoryReserve &) = delete;
