@@ -354,43 +354,50 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
 }
 
 void
-CudaEngine::ExportRuns(RunTable & runs)
+CudaEngine::ExportRuns(RunTable & runs, const RunSelection & selection)
 {
   if (!m_Analyzed)
   {
     throw EngineError("ExportRuns() called before a successful Analyze()");
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
-  const std::size_t n = m_NumberOfRuns;
   const std::size_t numComponents = static_cast<std::size_t>(m_NumberOfComponents);
+  const std::size_t numGroups = selection.newIndex ? static_cast<std::size_t>(selection.numKept) : numComponents;
+  if (m_NumberOfRuns == 0)
+  {
+    runs.row.clear();
+    runs.begin.clear();
+    runs.length.clear();
+    runs.firstRun.assign(numGroups + 1, 0);
+    return;
+  }
+  // Grouped on the device (parents are labels by now), the removed components' runs sorted behind the kept
+  // ones and never copied; 32-bit columns into host buffers kept between calls, then widened on several
+  // threads.
+  const unsigned long long * table =
+    selection.newIndex ? UploadNewIndexTable(selection.newIndex, numComponents, m_NewIndex, m_Stream) : nullptr;
+  GroupRunsByComponent(m_Parent.As<std::uint32_t>(), m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(),
+                       m_RunRow.As<std::uint32_t>(), m_NumberOfRuns, table, static_cast<std::uint32_t>(numGroups),
+                       m_RunGrouping, m_Stream, m_Properties.multiProcessorCount);
+  m_HostFirstRun.resize(numGroups + 1);
+  m_Staging.ToHost(m_HostFirstRun.data(), m_RunGrouping.firstRun.As<void>(), (numGroups + 1) * sizeof(std::uint32_t), m_Stream);
+  const std::size_t n = m_HostFirstRun[numGroups];
   runs.row.resize(n);
   runs.begin.resize(n);
   runs.length.resize(n);
-  runs.firstRun.resize(numComponents + 1);
+  runs.firstRun.resize(numGroups + 1);
   for (auto * column : { &runs.row, &runs.begin, &runs.length })
   {
     AdviseHugePages(column->data(), n * sizeof(std::uint64_t)); // not written yet (uninitialized allocator)
   }
-  if (n == 0)
-  {
-    runs.firstRun.assign(numComponents + 1, 0);
-    return;
-  }
-  // Grouped on the device (parents are labels by now); 32-bit columns into host buffers kept between
-  // calls, then widened on several threads.
-  GroupRunsByComponent(m_Parent.As<std::uint32_t>(), m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(),
-                       m_RunRow.As<std::uint32_t>(), m_NumberOfRuns, static_cast<std::uint32_t>(numComponents),
-                       m_RunGrouping, m_Stream, m_Properties.multiProcessorCount);
   for (auto * host : { &m_HostRunBegin, &m_HostRunLength, &m_HostRunRow })
   {
     host->resize(n);
   }
-  m_HostFirstRun.resize(numComponents + 1);
   const std::size_t bytes = n * sizeof(std::uint32_t);
   m_Staging.ToHost(m_HostRunBegin.data(), m_RunGrouping.begin.As<void>(), bytes, m_Stream);
   m_Staging.ToHost(m_HostRunLength.data(), m_RunGrouping.length.As<void>(), bytes, m_Stream);
   m_Staging.ToHost(m_HostRunRow.data(), m_RunGrouping.row.As<void>(), bytes, m_Stream);
-  m_Staging.ToHost(m_HostFirstRun.data(), m_RunGrouping.firstRun.As<void>(), (numComponents + 1) * sizeof(std::uint32_t), m_Stream);
   ParallelForRange(HostThreads(), n, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t i = first; i < last; ++i)
     {
@@ -399,7 +406,7 @@ CudaEngine::ExportRuns(RunTable & runs)
       runs.length[i] = m_HostRunLength[i];
     }
   });
-  ParallelForRange(HostThreads(), numComponents + 1, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
+  ParallelForRange(HostThreads(), numGroups + 1, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t k = first; k < last; ++k)
     {
       runs.firstRun[k] = m_HostFirstRun[k];

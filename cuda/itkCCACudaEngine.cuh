@@ -57,7 +57,7 @@ public:
   void
   WriteLabels(const LabelOutput & output) override;
   void
-  ExportRuns(RunTable & runs) override;
+  ExportRuns(RunTable & runs, const RunSelection & selection) override;
 
   /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
    * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */

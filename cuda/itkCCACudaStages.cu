@@ -149,6 +149,17 @@ LaunchLabelRuns(const DeviceRuns & runs)
   CCA_CUDA_CHECK_LAUNCH("LabelRunsKernel");
 }
 
+const unsigned long long *
+UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex, cudaStream_t stream)
+{
+  static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t), "the table is copied as is");
+  newIndex.Reserve(std::max<std::uint64_t>(numComponents, 1) * sizeof(unsigned long long), "the post-processing's label table");
+  // Pageable, so the copy is complete when cudaMemcpyAsync returns: the host table may go right after.
+  CCA_CUDA_CHECK(cudaMemcpyAsync(newIndex.As<unsigned long long>(), table, numComponents * sizeof(unsigned long long),
+                                 cudaMemcpyHostToDevice, stream));
+  return newIndex.As<unsigned long long>();
+}
+
 std::size_t
 WriteLabelImage(const LabelOutput &    output,
                 const std::uint32_t *  bits,
@@ -165,11 +176,7 @@ WriteLabelImage(const LabelOutput &    output,
   const unsigned long long * table = nullptr;
   if (output.newIndex != nullptr && numComponents > 0)
   {
-    // Pageable, so the copy is complete when cudaMemcpyAsync returns: the host table may go right after.
-    newIndex.Reserve(numComponents * sizeof(unsigned long long), "the post-processing's label table");
-    CCA_CUDA_CHECK(cudaMemcpyAsync(newIndex.As<unsigned long long>(), output.newIndex,
-                                   numComponents * sizeof(unsigned long long), cudaMemcpyHostToDevice, stream));
-    table = newIndex.As<unsigned long long>();
+    table = UploadNewIndexTable(output.newIndex, numComponents, newIndex, stream);
   }
   DispatchScalarKind(output.kind, [&](auto tag) {
     using T = decltype(tag);

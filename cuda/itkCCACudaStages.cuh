@@ -69,6 +69,12 @@ EmitRuns(const std::uint32_t *  bits,
 void
 FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream, int multiprocessors);
 
+/** The post-processing's table (host, `numComponents` entries: each component's new index, or ~0 for a
+ * removed one) copied into `newIndex` (device); returns the device table. The copy is from pageable memory,
+ * so the host table may go once this returns. */
+const unsigned long long *
+UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex, cudaStream_t stream);
+
 /** The label image in `output.kind`, into `labels` (device); returns its size in bytes. With
  * `output.newIndex` (host, `numComponents` entries) the table goes to `newIndex` (device) first. */
 std::size_t

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
 namespace itk
@@ -190,6 +191,7 @@ public:
     const std::size_t     numSlices = std::min<std::size_t>(16, 1 + numComponents / (1u << 16));
     const unsigned        workUnits = numComponents < 4 * blockSize ? 1u : units;
     const CCAMemoryReserve                         reserve;
+    const bool                                     factoryless = numComponents > 0 && !HasFactoryOverride();
     std::vector<typename LabelObjectType::Pointer> objects;
     bool                                           inserting = false;
     for (std::size_t slice = 0; slice < numSlices; ++slice)
@@ -222,7 +224,7 @@ public:
           const std::size_t           end = std::min(last, first + (b + 1) * blockSize);
           for (std::size_t k = first + b * blockSize; k < end && !failed.load(std::memory_order_relaxed); ++k)
           {
-            objects[k - first] = MakeObject(k, lines, calculator, options, labelOf, attributes);
+            objects[k - first] = MakeObject(k, lines, calculator, options, labelOf, factoryless, attributes);
           }
         }
         catch (...)
@@ -357,6 +359,38 @@ public:
   }
 
 private:
+  /** The LabelMap's label object type, constructible without the object factory. New() asks every
+   * registered factory for an override, by class name, for each object: one std::string and one map lookup
+   * per factory (an ITK program with the IO factories registered has ten or more), several times the cost
+   * of the object itself for millions of objects. The objects are label objects of the LabelMap's type in
+   * every other respect (the class adds nothing; GetNameOfClass() is the base's). */
+  class FactorylessLabelObject final : public LabelObjectType
+  {
+  public:
+    FactorylessLabelObject() = default;
+  };
+
+  /** Whether a registered factory makes something else than LabelObjectType for New(): then every object
+   * is made through New(), as ITK's own filters make them. */
+  static bool
+  HasFactoryOverride()
+  {
+    const typename LabelObjectType::Pointer probe = LabelObjectType::New();
+    return typeid(*probe) != typeid(LabelObjectType);
+  }
+
+  static typename LabelObjectType::Pointer
+  NewLabelObject(bool factoryless)
+  {
+    if (!factoryless)
+    {
+      return LabelObjectType::New();
+    }
+    typename LabelObjectType::Pointer object = new FactorylessLabelObject;
+    object->UnRegister(); // as itkSimpleNewMacro: the smart pointer holds the only reference
+    return object;
+  }
+
   template <typename TLabelOf>
   static typename LabelObjectType::Pointer
   MakeObject(std::size_t                                  k,
@@ -364,9 +398,10 @@ private:
              const EngineType::ShapeAttributeCalculator & calculator,
              const EngineType::ShapeOptions &             options,
              const TLabelOf &                             labelOf,
+             bool                                         factoryless,
              EngineType::ShapeAttributes &                attributes)
   {
-    auto object = LabelObjectType::New();
+    auto object = NewLabelObject(factoryless);
     object->SetLabel(static_cast<LabelType>(labelOf(k)));
     for (std::uint64_t l = lines.firstLine[k]; l < lines.firstLine[k + 1]; ++l)
     {

@@ -31,6 +31,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     sanitize $tool labelmap3d itkCudaConnectedComponentAnalysisLabelMapTest cuda 1 3 0
     sanitize $tool repeat itkCudaConnectedComponentAnalysisPipelineTest repeat cuda
     sanitize $tool postprocessing itkCudaConnectedComponentAnalysisPostProcessingTest keepn cuda
+    sanitize $tool postprocessing-edge itkCudaConnectedComponentAnalysisPostProcessingTest edge cuda
   done
   compute-sanitizer --tool memcheck --error-exitcode 99 "$driver" itkCudaConnectedComponentAnalysisExactnessTest cuda 1 3 \
     > "$out/sanitizer-memcheck-exactness3d.log" 2>&1

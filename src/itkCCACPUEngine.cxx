@@ -191,25 +191,48 @@ CPUEngine::WriteLabels(const LabelOutput & output)
 }
 
 void
-CPUEngine::ExportRuns(RunTable & table)
+CPUEngine::ExportRuns(RunTable & table, const RunSelection & selection)
 {
   if (!m_Analyzed)
   {
     throw EngineError("CPU engine: ExportRuns() called without a successful Analyze()");
   }
-  const std::uint64_t numberOfRuns = m_RowStart[m_NumberOfRows];
-  if (numberOfRuns > std::numeric_limits<std::size_t>::max())
-  {
-    throw EngineError("CPU engine: " + std::to_string(numberOfRuns) + " runs do not fit in memory");
-  }
-  const std::size_t numComponents = m_Features.size();
+  const std::uint64_t   numberOfRuns = m_RowStart[m_NumberOfRows];
+  const std::size_t     numComponents = m_Features.size();
+  const std::size_t     numGroups = selection.newIndex ? static_cast<std::size_t>(selection.numKept) : numComponents;
+  const std::uint64_t * component = m_Parent.Data();
+  const std::uint64_t * newIndex = selection.newIndex;
+  // The group of run `id`: its component, or the component's new index (UINT64_MAX: removed).
+  auto groupOf = [component, newIndex](std::uint64_t id) {
+    return newIndex ? newIndex[component[id]] : component[id];
+  };
+  std::uint64_t * counts = nullptr;
   try
   {
-    const auto count = static_cast<std::size_t>(numberOfRuns);
+    table.firstRun.assign(numGroups + 1, 0);
+    counts = table.firstRun.data() + 1;
+    // A stable counting sort by group (m_Parent holds each run's component by now): the runs of each
+    // component stay in raster order. Counting in parallel (atomics: components rarely share a counter at
+    // the same time), the placement in raster order.
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, &groupOf, counts](std::uint64_t b) {
+      const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+      for (std::uint64_t id = m_RowStart[block.firstRow]; id < m_RowStart[block.endRow]; ++id)
+      {
+        const std::uint64_t k = groupOf(id);
+        if (k != UINT64_MAX)
+        {
+          __atomic_fetch_add(&counts[k], std::uint64_t{ 1 }, __ATOMIC_RELAXED);
+        }
+      }
+    });
+    for (std::size_t k = 0; k < numGroups; ++k)
+    {
+      table.firstRun[k + 1] += table.firstRun[k];
+    }
+    const auto count = static_cast<std::size_t>(table.firstRun[numGroups]);
     table.row.resize(count);
     table.begin.resize(count);
     table.length.resize(count);
-    table.firstRun.assign(numComponents + 1, 0);
   }
   catch (const std::bad_alloc &)
   {
@@ -219,25 +242,6 @@ CPUEngine::ExportRuns(RunTable & table)
   {
     throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
   }
-
-  // A stable counting sort by component (m_Parent holds each run's component by now): the runs of each
-  // component stay in raster order. Counting in parallel (atomics: components rarely share a counter at the
-  // same time), the placement in raster order.
-  const std::uint64_t * component = m_Parent.Data();
-  std::uint64_t *       counts = table.firstRun.data() + 1;
-  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, component, counts](std::uint64_t b) {
-    const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
-    const std::uint64_t first = m_RowStart[block.firstRow];
-    const std::uint64_t last = m_RowStart[block.endRow];
-    for (std::uint64_t id = first; id < last; ++id)
-    {
-      __atomic_fetch_add(&counts[component[id]], std::uint64_t{ 1 }, __ATOMIC_RELAXED);
-    }
-  });
-  for (std::size_t k = 0; k < numComponents; ++k)
-  {
-    table.firstRun[k + 1] += table.firstRun[k];
-  }
   std::vector<std::uint64_t> next(table.firstRun.begin(), table.firstRun.end() - 1);
   for (const RowBlock & block : m_Blocks)
   {
@@ -246,8 +250,13 @@ CPUEngine::ExportRuns(RunTable & table)
       const RowRuns rowRuns = RunsOfRow(block, row);
       for (std::uint64_t i = 0; i < rowRuns.count; ++i)
       {
+        const std::uint64_t k = groupOf(rowRuns.firstId + i);
+        if (k == UINT64_MAX)
+        {
+          continue;
+        }
         const Run &         run = rowRuns.runs[i];
-        const std::uint64_t j = next[component[rowRuns.firstId + i]]++;
+        const std::uint64_t j = next[k]++;
         table.row[j] = row;
         table.begin[j] = run.begin;
         table.length[j] = run.end - run.begin;

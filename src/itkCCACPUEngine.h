@@ -82,7 +82,7 @@ public:
   WriteLabels(const LabelOutput & output) override;
 
   void
-  ExportRuns(RunTable & table) override;
+  ExportRuns(RunTable & table, const RunSelection & selection) override;
 
 private:
   // Checking the request, setting up and tearing down (itkCCACPUEngine.cxx).

@@ -172,6 +172,16 @@ struct RunTable
   Column firstRun; ///< numComponents + 1 entries
 };
 
+/** The post-processing as the run export applies it (ExportRuns()). */
+struct RunSelection
+{
+  /** Per component of the last Analyze(): its new 0-based index, or UINT64_MAX if removed; nullptr: all
+   * components, in label order. */
+  const std::uint64_t * newIndex = nullptr;
+  /** How many components are kept (the new indices are 0 .. numKept - 1). */
+  std::uint64_t numKept = 0;
+};
+
 /** One labeling engine. Analyze() labels and measures; the label image is written by a separate
  * WriteLabels() so that the caller can check the component count against the output pixel type
  * before any output pixel is written (as ITK does). An engine may keep buffers between calls. */
@@ -201,9 +211,11 @@ public:
   virtual void
   WriteLabels(const LabelOutput & output) = 0;
 
-  /** Copies the runs of the last Analyze(), grouped by component (for the LabelMap's lines). */
+  /** Copies the runs of the last Analyze(), grouped by component (for the LabelMap's lines), each
+   * component's in raster order. With `selection.newIndex`, only the kept components' runs, grouped in their
+   * new order: firstRun then has selection.numKept + 1 entries. */
   virtual void
-  ExportRuns(RunTable & runs) = 0;
+  ExportRuns(RunTable & runs, const RunSelection & selection) = 0;
 };
 
 /** The CPU engine: available everywhere. `numberOfThreads` 0 means all hardware threads. */

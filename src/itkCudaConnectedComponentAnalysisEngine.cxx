@@ -248,32 +248,24 @@ Translated(const char * what, const TStep & step) -> decltype(step())
 }
 /** The lines of `engine`'s last Analyze(): its runs (which come grouped by component), with the
  * region's start added and the row split into y and z, on `numberOfThreads` threads (0: all hardware
- * threads); with a post-processing `selection`, only the kept components' runs, in their new order. */
+ * threads); with a post-processing `selection`, only the kept components' runs, in their new order (the
+ * engine leaves the others out of its export). */
 void
 LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geometry & geometry,
         const cca::ComponentSelection * selection, unsigned numberOfThreads,
         CudaConnectedComponentAnalysisEngine::Lines & lines)
 {
-  cca::RunTable runs;
-  engine.ExportRuns(runs);
-  const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
-  std::size_t         numRuns = runs.row.size();
+  cca::RunTable     runs;
+  cca::RunSelection runSelection;
   if (selection)
   {
-    const std::size_t numKept = selection->order.size();
-    lines.firstLine.resize(numKept + 1);
-    lines.firstLine[0] = 0;
-    for (std::size_t j = 0; j < numKept; ++j)
-    {
-      const std::uint64_t c = selection->order[j];
-      lines.firstLine[j + 1] = lines.firstLine[j] + (runs.firstRun[c + 1] - runs.firstRun[c]);
-    }
-    numRuns = lines.firstLine[numKept];
+    runSelection.newIndex = selection->newIndex.data();
+    runSelection.numKept = selection->order.size();
   }
-  else
-  {
-    lines.firstLine.assign(runs.firstRun.begin(), runs.firstRun.end());
-  }
+  engine.ExportRuns(runs, runSelection);
+  const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
+  const std::size_t   numRuns = runs.row.size();
+  lines.firstLine.assign(runs.firstRun.begin(), runs.firstRun.end());
   lines.index.reserve(numRuns);
   lines.length.reserve(numRuns);
   cca::AdviseHugePages(lines.index.data(), numRuns * sizeof(lines.index[0]));
@@ -281,33 +273,14 @@ LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geomet
   lines.index.resize(numRuns);
   lines.length.resize(numRuns);
   const unsigned threads = numberOfThreads != 0 ? numberOfThreads : std::max(1u, std::thread::hardware_concurrency());
-  auto convert = [&](std::uint64_t line, std::uint64_t run) {
-    auto & index = lines.index[line];
-    index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[run]);
-    index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[run] % sizeY : 0);
-    index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[run] / sizeY : 0);
-    lines.length[line] = runs.length[run];
-  };
-  if (selection)
-  {
-    const std::uint64_t numKept = selection->order.size();
-    cca::ParallelForRange(threads, numKept, 1u << 12, [&](std::uint64_t first, std::uint64_t last) {
-      for (std::uint64_t j = first; j < last; ++j)
-      {
-        const std::uint64_t c = selection->order[j];
-        std::uint64_t       line = lines.firstLine[j];
-        for (std::uint64_t run = runs.firstRun[c]; run < runs.firstRun[c + 1]; ++run, ++line)
-        {
-          convert(line, run);
-        }
-      }
-    });
-    return;
-  }
   cca::ParallelForRange(threads, numRuns, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t i = first; i < last; ++i)
     {
-      convert(i, i);
+      auto & index = lines.index[i];
+      index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
+      index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
+      index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
+      lines.length[i] = runs.length[i];
     }
   });
 }

@@ -25,12 +25,17 @@
 //   repeat     one filter, updated on changing images (many objects, then few, then many again) with each
 //              combination of outputs (label image only, LabelMap only, both): every update's label image
 //              and LabelMap equal ITK's for that image, nothing left over from the previous update
+//   factory    the LabelMap's objects are ShapeLabelObjects made without the object factory (GetNameOfClass(),
+//              CopyAllFrom() into one from New()), unless a registered factory overrides ShapeLabelObject:
+//              then every object is the factory's, as ITK's filters make them
 //   memory     (Linux) an update under a lowered address-space limit, in a child process: running out of
 //              memory is an itk::MemoryAllocationError, and the filter works again once memory is back
 #include "itkCCATestUtilities.h"
 #include "itkCommand.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkLabelMapToLabelImageFilter.h"
+#include "itkObjectFactoryBase.h"
+#include "itkVersion.h"
 
 #include <cstdlib>
 #include <vector>
@@ -296,6 +301,100 @@ RepeatCase(Backend backend)
   return ok;
 }
 
+using LabelObjectType = FilterType::LabelMapType::LabelObjectType;
+
+/** A ShapeLabelObject that a factory hands out in place of the plain one. */
+class OverriddenLabelObject : public LabelObjectType
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(OverriddenLabelObject);
+  using Self = OverriddenLabelObject;
+  using Pointer = SmartPointer<Self>;
+  itkNewMacro(Self);
+
+protected:
+  OverriddenLabelObject() = default;
+};
+
+class OverridingFactory : public ObjectFactoryBase
+{
+public:
+  ITK_DISALLOW_COPY_AND_MOVE(OverridingFactory);
+  using Self = OverridingFactory;
+  using Pointer = SmartPointer<Self>;
+  itkFactorylessNewMacro(Self);
+  const char *
+  GetITKSourceVersion() const override
+  {
+    return ITK_SOURCE_VERSION;
+  }
+  const char *
+  GetDescription() const override
+  {
+    return "test factory overriding ShapeLabelObject";
+  }
+
+protected:
+  OverridingFactory()
+  {
+    this->RegisterOverride(typeid(LabelObjectType).name(), typeid(OverriddenLabelObject).name(),
+                           "OverriddenLabelObject", true, CreateObjectFunction<OverriddenLabelObject>::New());
+  }
+};
+
+/** How many of the LabelMap's objects have the dynamic type T, and whether all of them are ShapeLabelObjects. */
+template <typename T>
+std::size_t
+CountObjectsOfType(const FilterType::LabelMapType * map, bool & allShapeLabelObjects)
+{
+  std::size_t count = 0;
+  for (FilterType::LabelMapType::ConstIterator it(map); !it.IsAtEnd(); ++it)
+  {
+    const LabelObjectType * object = it.GetLabelObject();
+    count += typeid(*object) == typeid(T) ? 1 : 0;
+    allShapeLabelObjects = allShapeLabelObjects && std::string(object->GetNameOfClass()) == "ShapeLabelObject";
+  }
+  return count;
+}
+
+bool
+FactoryCase(Backend backend)
+{
+  auto filter = FilterType::New();
+  filter->SetBackend(backend);
+  filter->SetInput(RandomImage(301, 203, 0.45, 31));
+  filter->Update();
+  const auto * map = filter->GetLabelMap();
+  bool         shapeObjects = true;
+  const auto   overridden = CountObjectsOfType<OverriddenLabelObject>(map, shapeObjects);
+  bool         ok = map->GetNumberOfLabelObjects() > 100 && overridden == 0 && shapeObjects;
+  // An object of the map copied into one made by New(): every attribute comes along.
+  const LabelObjectType * first = map->GetNthLabelObject(0);
+  auto                    copy = LabelObjectType::New();
+  copy->CopyAllFrom(first);
+  ok = ok && copy->GetLabel() == first->GetLabel() && copy->GetNumberOfLines() == first->GetNumberOfLines() &&
+       copy->GetNumberOfPixels() == first->GetNumberOfPixels() && copy->GetPerimeter() == first->GetPerimeter() &&
+       copy->GetCentroid() == first->GetCentroid() && copy->GetPrincipalMoments() == first->GetPrincipalMoments();
+  std::cout << "without an override: " << map->GetNumberOfLabelObjects() << " objects, " << overridden
+            << " of the override's type, all ShapeLabelObject: " << shapeObjects << std::endl;
+
+  auto factory = OverridingFactory::New();
+  ObjectFactoryBase::RegisterFactory(factory);
+  filter->SetInput(RandomImage(301, 203, 0.45, 32));
+  filter->Update();
+  shapeObjects = true;
+  const auto numObjects = map->GetNumberOfLabelObjects();
+  const auto withFactory = CountObjectsOfType<OverriddenLabelObject>(map, shapeObjects);
+  ObjectFactoryBase::UnRegisterFactory(factory);
+  std::cout << "with an override: " << numObjects << " objects, " << withFactory << " of the override's type" << std::endl;
+  ok = ok && numObjects > 100 && withFactory == numObjects && shapeObjects;
+  if (!ok)
+  {
+    std::cerr << "the LabelMap's objects are not what ITK's object factory would make" << std::endl;
+  }
+  return ok;
+}
+
 /** In the child (address space limited by the parent): a LabelMap of ~1.2 M objects does not fit; the
  * error must be ITK's MemoryAllocationError, and a small update afterwards must work. */
 int
@@ -372,5 +471,6 @@ itkCudaConnectedComponentAnalysisPipelineTest(int argc, char * argv[])
                         { "workunits", WorkUnitsCase },
                         { "skipped", SkippedOutputCase },
                         { "repeat", RepeatCase },
+                        { "factory", FactoryCase },
                         { "memory", [&backendName](Backend b) { return MemoryCase(b, backendName.c_str()); } } });
 }
