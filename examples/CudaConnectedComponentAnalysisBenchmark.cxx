@@ -168,7 +168,8 @@ const char * const Usage =
   "  --series all|g1|g4|g16|ones                              --densities 0.1,0.5,...\n"
   "  --variants 0|1       modes a: also naive, FLSL, OTF      --labelmap 0|1  modes c, e: LabelMap too\n"
   "  --dimensions 2,3     mode u                              --granularities 1,4,16 (mode u)\n"
-  "  --itk 0|1            mode u: ITK's pipeline too          --cpu-engine 0|1 (mode u)\n";
+  "  --itk 0|1            mode u: ITK's pipeline too          --cpu-engine 0|1 (mode u)\n"
+  "  --work-units N       mode u: the filter's NumberOfWorkUnits (default: ITK's)\n";
 
 int
 main(int argc, char * argv[])
@@ -235,6 +236,8 @@ Benchmark(int argc, char * argv[])
       userPath.itk = value == "1";
     else if (key == "--cpu-engine")
       userPath.cpuEngine = value == "1";
+    else if (key == "--work-units")
+      userPath.workUnits = static_cast<unsigned>(std::stoul(value));
     else
     if (key == "--size")
       opt.size = std::stoul(value);

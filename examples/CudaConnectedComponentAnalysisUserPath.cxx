@@ -162,7 +162,8 @@ Seconds(const std::function<void()> & f)
 
 template <unsigned D>
 Timed
-OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool fully, bool labelMap, int warmup, int runs)
+OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool fully, bool labelMap, int warmup, int runs,
+          unsigned workUnits)
 {
   using FilterType = itk::CudaConnectedComponentAnalysisImageFilter<itk::Image<unsigned char, D>, itk::Image<unsigned int, D>>;
   Timed t;
@@ -174,6 +175,10 @@ OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool full
     filter->SetBackend(backend);
     filter->SetFullyConnected(fully);
     filter->SetGenerateLabelMap(labelMap);
+    if (workUnits != 0)
+    {
+      filter->SetNumberOfWorkUnits(workUnits);
+    }
     Memory::ResetPeak();
     const double   before = Memory::Resident();
     double         s = 0;
@@ -259,7 +264,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
       {
         auto           image = MakeImage<D>(side, density, g, ++seed);
         nlohmann::json row = { { "dimension", D }, { "size", side }, { "connectivity", conn }, { "granularity", g },
-                               { "density", density } };
+                               { "density", density }, { "work_units", o.workUnits } };
         auto record = [&row](const std::string & name, const Timed & t) {
           row[name] = { { "seconds", t.seconds },           { "objects", t.objects },
                         { "peak_extra_rss_bytes", t.peakExtraBytes },
@@ -267,7 +272,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
         };
         if (gpu)
         {
-          const Timed cuda = OurFilter<D>(image.GetPointer(), Backend::CUDA, fully, true, o.warmup, o.runs);
+          const Timed cuda = OurFilter<D>(image.GetPointer(), Backend::CUDA, fully, true, o.warmup, o.runs, o.workUnits);
           record("cuda", cuda);
           total[0] += cuda.seconds;
           itk::cca::LabelingRequest request;
@@ -283,7 +288,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
         }
         if (o.cpuEngine)
         {
-          const Timed cpu = OurFilter<D>(image.GetPointer(), Backend::CPU, fully, true, 0, o.cpuRuns);
+          const Timed cpu = OurFilter<D>(image.GetPointer(), Backend::CPU, fully, true, 0, o.cpuRuns, o.workUnits);
           record("cpu_engine", cpu);
           total[1] += cpu.seconds;
         }
@@ -329,7 +334,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
     for (unsigned g : { 16u, 0u })
     {
       auto image = g ? MakeImage<D>(side, 0.5, g, 99) : MakeImage<D>(side, 1.0, 1, 99);
-      const Timed t = OurFilter<D>(image.GetPointer(), Backend::CUDA, false, false, o.warmup, o.runs);
+      const Timed t = OurFilter<D>(image.GetPointer(), Backend::CUDA, false, false, o.warmup, o.runs, o.workUnits);
       const double inBytes = pixels * sizeof(unsigned char);
       const double labelBytes = pixels * sizeof(unsigned int);
       const double bound = inBytes / (rates.pinnedToDevice * 1e9) + labelBytes / (rates.pinnedToHost * 1e9);

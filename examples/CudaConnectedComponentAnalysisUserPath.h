@@ -37,6 +37,7 @@ struct UserPathOptions
   int                 warmup = 1;
   bool                itk = true;       ///< ITK's pipeline in the same run (the ratio's denominator)
   bool                cpuEngine = true; ///< our CPU engine through the filter as well
+  unsigned            workUnits = 0;    ///< the filter's NumberOfWorkUnits (0: ITK's default)
 };
 
 /** Host image in, label image + LabelMap (perimeter on) out through Update(), on the hard densities, for
