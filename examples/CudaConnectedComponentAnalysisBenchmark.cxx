@@ -164,7 +164,7 @@ const char * const Usage =
   "  --size N             2D image side (default 8192)        --size3d N      3D side, mode u (default 512)\n"
   "  --runs R             timed runs (default 10)             --cpu-runs R    timed runs on the CPU (default 3)\n"
   "  --warmup W           untimed runs first (default 1)      --json FILE     report (default benchmark.json)\n"
-  "  --connectivity 4|8|both                                  --cpu-connectivity 4|8|both (mode d, e)\n"
+  "  --connectivity 4|8|both (in 3D: 4 = 6, 8 = 26)         --cpu-connectivity 4|8|both (mode d, e)\n"
   "  --series all|g1|g4|g16|ones                              --densities 0.1,0.5,...\n"
   "  --variants 0|1       modes a: also naive, FLSL, OTF      --labelmap 0|1  modes c, e: LabelMap too\n"
   "  --dimensions 2,3     mode u                              --granularities 1,4,16 (mode u)\n"
@@ -272,6 +272,15 @@ Benchmark(int argc, char * argv[])
     else
     {
       std::cerr << "unknown option " << key << "\n" << Usage;
+      return EXIT_FAILURE;
+    }
+  }
+  for (const std::string * connectivity : { &opt.connectivity, &opt.cpuConnectivity })
+  {
+    if (*connectivity != "4" && *connectivity != "8" && *connectivity != "both")
+    {
+      // 4 and 8 name the 3D connectivities of mode u too (6 and 26).
+      std::cerr << "connectivity must be 4, 8 or both, not '" << *connectivity << "'\n" << Usage;
       return EXIT_FAILURE;
     }
   }
