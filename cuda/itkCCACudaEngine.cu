@@ -354,26 +354,25 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
 }
 
 void
-CudaEngine::ExportRuns(RunTable & runs, const RunSelection & selection)
+CudaEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
+              CudaConnectedComponentAnalysisEngine::Lines & lines)
 {
   if (!m_Analyzed)
   {
-    throw EngineError("ExportRuns() called before a successful Analyze()");
+    throw EngineError("ExportLines() called before a successful Analyze()");
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
   const std::size_t numComponents = static_cast<std::size_t>(m_NumberOfComponents);
   const std::size_t numGroups = selection.newIndex ? static_cast<std::size_t>(selection.numKept) : numComponents;
   if (m_NumberOfRuns == 0)
   {
-    runs.row.clear();
-    runs.begin.clear();
-    runs.length.clear();
-    runs.firstRun.assign(numGroups + 1, 0);
+    ResizeLines(lines, numGroups, 0);
+    std::fill(lines.firstLine.begin(), lines.firstLine.end(), 0);
     return;
   }
   // Grouped on the device (parents are labels by now), the removed components' runs sorted behind the kept
-  // ones and never copied; 32-bit columns into host buffers kept between calls, then widened on several
-  // threads.
+  // ones and never copied; 32-bit columns into host buffers kept between calls, then written as lines on
+  // several threads.
   const unsigned long long * table =
     selection.newIndex ? UploadNewIndexTable(selection.newIndex, numComponents, m_NewIndex, m_Stream) : nullptr;
   GroupRunsByComponent(m_Parent.As<std::uint32_t>(), m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(),
@@ -382,14 +381,7 @@ CudaEngine::ExportRuns(RunTable & runs, const RunSelection & selection)
   m_HostFirstRun.resize(numGroups + 1);
   m_Staging.ToHost(m_HostFirstRun.data(), m_RunGrouping.firstRun.As<void>(), (numGroups + 1) * sizeof(std::uint32_t), m_Stream);
   const std::size_t n = m_HostFirstRun[numGroups];
-  runs.row.resize(n);
-  runs.begin.resize(n);
-  runs.length.resize(n);
-  runs.firstRun.resize(numGroups + 1);
-  for (auto * column : { &runs.row, &runs.begin, &runs.length })
-  {
-    AdviseHugePages(column->data(), n * sizeof(std::uint64_t)); // not written yet (uninitialized allocator)
-  }
+  ResizeLines(lines, numGroups, n);
   for (auto * host : { &m_HostRunBegin, &m_HostRunLength, &m_HostRunRow })
   {
     host->resize(n);
@@ -398,18 +390,17 @@ CudaEngine::ExportRuns(RunTable & runs, const RunSelection & selection)
   m_Staging.ToHost(m_HostRunBegin.data(), m_RunGrouping.begin.As<void>(), bytes, m_Stream);
   m_Staging.ToHost(m_HostRunLength.data(), m_RunGrouping.length.As<void>(), bytes, m_Stream);
   m_Staging.ToHost(m_HostRunRow.data(), m_RunGrouping.row.As<void>(), bytes, m_Stream);
-  ParallelForRange(HostThreads(), n, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
+  const unsigned threads = numberOfThreads != 0 ? numberOfThreads : HostThreads();
+  ParallelForRange(threads, n, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t i = first; i < last; ++i)
     {
-      runs.row[i] = m_HostRunRow[i];
-      runs.begin[i] = m_HostRunBegin[i];
-      runs.length[i] = m_HostRunLength[i];
+      SetLine(layout, m_HostRunRow[i], m_HostRunBegin[i], m_HostRunLength[i], lines, i);
     }
   });
-  ParallelForRange(HostThreads(), numGroups + 1, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
+  ParallelForRange(threads, numGroups + 1, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t k = first; k < last; ++k)
     {
-      runs.firstRun[k] = m_HostFirstRun[k];
+      lines.firstLine[k] = m_HostFirstRun[k];
     }
   });
 }

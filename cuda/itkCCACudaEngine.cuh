@@ -57,7 +57,8 @@ public:
   void
   WriteLabels(const LabelOutput & output) override;
   void
-  ExportRuns(RunTable & runs, const RunSelection & selection) override;
+  ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
+              CudaConnectedComponentAnalysisEngine::Lines & lines) override;
 
   /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
    * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */

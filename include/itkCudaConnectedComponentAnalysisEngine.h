@@ -26,9 +26,11 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace itk
@@ -37,6 +39,35 @@ namespace cca
 {
 
 constexpr unsigned MaxDimension = 3;
+
+/** std::allocator whose resize() leaves new elements default-initialized (integers: uninitialized): for
+ * buffers that are filled completely right away (tens of millions of runs or lines would otherwise be
+ * zero-filled first, single-threaded). */
+template <typename T>
+struct UninitializedAllocator : std::allocator<T>
+{
+  template <typename U>
+  struct rebind
+  {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U> &) noexcept
+  {}
+  template <typename U>
+  void
+  construct(U * p) noexcept(std::is_nothrow_default_constructible<U>::value)
+  {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... TArgs>
+  void
+  construct(U * p, TArgs &&... args)
+  {
+    ::new (static_cast<void *>(p)) U(std::forward<TArgs>(args)...);
+  }
+};
 
 /** The label of the k-th component (0-based, raster order of first pixels): k, plus one from `skipValue` on,
  * which is how ConnectedComponentImageFilter steps over a non-negative background value. The one rule for
@@ -241,9 +272,11 @@ public:
    * (0-based) has lines [firstLine[k], firstLine[k + 1]); indices include the region's start. */
   struct Lines
   {
-    std::vector<std::uint64_t>                               firstLine;
-    std::vector<std::array<std::int64_t, cca::MaxDimension>> index;
-    std::vector<std::uint64_t>                               length;
+    template <typename T>
+    using Column = std::vector<T, cca::UninitializedAllocator<T>>;
+    Column<std::uint64_t>                               firstLine;
+    Column<std::array<std::int64_t, cca::MaxDimension>> index;
+    Column<std::uint64_t>                               length;
   };
 
   CudaConnectedComponentAnalysisEngine();

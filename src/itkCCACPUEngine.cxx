@@ -191,12 +191,14 @@ CPUEngine::WriteLabels(const LabelOutput & output)
 }
 
 void
-CPUEngine::ExportRuns(RunTable & table, const RunSelection & selection)
+CPUEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
+              CudaConnectedComponentAnalysisEngine::Lines & lines)
 {
   if (!m_Analyzed)
   {
-    throw EngineError("CPU engine: ExportRuns() called without a successful Analyze()");
+    throw EngineError("CPU engine: ExportLines() called without a successful Analyze()");
   }
+  (void)numberOfThreads; // the engine's own threads count; the placement is serial (raster order)
   const std::uint64_t   numberOfRuns = m_RowStart[m_NumberOfRows];
   const std::size_t     numComponents = m_Features.size();
   const std::size_t     numGroups = selection.newIndex ? static_cast<std::size_t>(selection.numKept) : numComponents;
@@ -206,11 +208,11 @@ CPUEngine::ExportRuns(RunTable & table, const RunSelection & selection)
   auto groupOf = [component, newIndex](std::uint64_t id) {
     return newIndex ? newIndex[component[id]] : component[id];
   };
-  std::uint64_t * counts = nullptr;
+  std::vector<std::uint64_t> next;
   try
   {
-    table.firstRun.assign(numGroups + 1, 0);
-    counts = table.firstRun.data() + 1;
+    lines.firstLine.assign(numGroups + 1, 0);
+    std::uint64_t * counts = lines.firstLine.data() + 1;
     // A stable counting sort by group (m_Parent holds each run's component by now): the runs of each
     // component stay in raster order. Counting in parallel (atomics: components rarely share a counter at
     // the same time), the placement in raster order.
@@ -227,12 +229,10 @@ CPUEngine::ExportRuns(RunTable & table, const RunSelection & selection)
     });
     for (std::size_t k = 0; k < numGroups; ++k)
     {
-      table.firstRun[k + 1] += table.firstRun[k];
+      lines.firstLine[k + 1] += lines.firstLine[k];
     }
-    const auto count = static_cast<std::size_t>(table.firstRun[numGroups]);
-    table.row.resize(count);
-    table.begin.resize(count);
-    table.length.resize(count);
+    ResizeLines(lines, numGroups, static_cast<std::size_t>(lines.firstLine[numGroups]));
+    next.assign(lines.firstLine.begin(), lines.firstLine.end() - 1);
   }
   catch (const std::bad_alloc &)
   {
@@ -242,7 +242,6 @@ CPUEngine::ExportRuns(RunTable & table, const RunSelection & selection)
   {
     throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
   }
-  std::vector<std::uint64_t> next(table.firstRun.begin(), table.firstRun.end() - 1);
   for (const RowBlock & block : m_Blocks)
   {
     for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
@@ -251,15 +250,11 @@ CPUEngine::ExportRuns(RunTable & table, const RunSelection & selection)
       for (std::uint64_t i = 0; i < rowRuns.count; ++i)
       {
         const std::uint64_t k = groupOf(rowRuns.firstId + i);
-        if (k == UINT64_MAX)
+        if (k != UINT64_MAX)
         {
-          continue;
+          const Run & run = rowRuns.runs[i];
+          SetLine(layout, row, run.begin, run.end - run.begin, lines, next[k]++);
         }
-        const Run &         run = rowRuns.runs[i];
-        const std::uint64_t j = next[k]++;
-        table.row[j] = row;
-        table.begin[j] = run.begin;
-        table.length[j] = run.end - run.begin;
       }
     }
   }

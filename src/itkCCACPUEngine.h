@@ -82,7 +82,8 @@ public:
   WriteLabels(const LabelOutput & output) override;
 
   void
-  ExportRuns(RunTable & table, const RunSelection & selection) override;
+  ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
+              CudaConnectedComponentAnalysisEngine::Lines & lines) override;
 
 private:
   // Checking the request, setting up and tearing down (itkCCACPUEngine.cxx).

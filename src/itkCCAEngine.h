@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "itkCCAHostMemory.h"
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
 namespace itk
@@ -131,48 +132,44 @@ struct LabelOutput
   }
 };
 
-/** The runs of the last Analyze(), in raster order: run i covers [begin[i], begin[i] + length[i]) of
- * row row[i] (row = y + z * sizeY) and belongs to component label[i] (0-based). */
-/** std::allocator whose resize() leaves new integers uninitialized: for buffers that the engines fill
- * completely right away (tens of millions of runs would otherwise be zero-filled first, single-threaded). */
-template <typename T>
-struct UninitializedAllocator : std::allocator<T>
+/** Where the LabelMap's lines go: the region's start added to every index, the engines' row (y + z * sizeY)
+ * split into y and z. */
+struct LineLayout
 {
-  template <typename U>
-  struct rebind
-  {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <typename U>
-  UninitializedAllocator(const UninitializedAllocator<U> &) noexcept
-  {}
-  template <typename U>
-  void
-  construct(U * p) noexcept(std::is_nothrow_default_constructible<U>::value)
-  {
-    ::new (static_cast<void *>(p)) U;
-  }
-  template <typename U, typename... TArgs>
-  void
-  construct(U * p, TArgs &&... args)
-  {
-    ::new (static_cast<void *>(p)) U(std::forward<TArgs>(args)...);
-  }
+  std::array<std::int64_t, MaxDimension> start{ { 0, 0, 0 } };
+  std::uint64_t                          sizeY = 1;
+  unsigned int                           dimension = 2;
 };
 
-/** The runs of every component, grouped by component in label order, each component's runs in raster
- * order (the LabelMap's lines): component k (0-based) has runs [firstRun[k], firstRun[k + 1]). */
-struct RunTable
+/** Sizes `lines` for `numGroups` groups and `numLines` lines, the new memory left unwritten (huge pages
+ * advised on Linux): the engines' ExportLines() fill all of it. */
+inline void
+ResizeLines(CudaConnectedComponentAnalysisEngine::Lines & lines, std::size_t numGroups, std::size_t numLines)
 {
-  using Column = std::vector<std::uint64_t, UninitializedAllocator<std::uint64_t>>;
-  Column row;      ///< row index (y + z * sizeY)
-  Column begin;    ///< first x
-  Column length;   ///< pixels
-  Column firstRun; ///< numComponents + 1 entries
-};
+  lines.firstLine.resize(numGroups + 1);
+  lines.index.clear();
+  lines.length.clear();
+  lines.index.reserve(numLines);
+  lines.length.reserve(numLines);
+  AdviseHugePages(lines.index.data(), numLines * sizeof(lines.index[0]));
+  AdviseHugePages(lines.length.data(), numLines * sizeof(lines.length[0]));
+  lines.index.resize(numLines);
+  lines.length.resize(numLines);
+}
 
-/** The post-processing as the run export applies it (ExportRuns()). */
+/** The line of a run of row `row` (y + z * sizeY) starting at x = `begin`, `length` pixels long. */
+inline void
+SetLine(const LineLayout & layout, std::uint64_t row, std::uint64_t begin, std::uint64_t length,
+        CudaConnectedComponentAnalysisEngine::Lines & lines, std::uint64_t line)
+{
+  auto & index = lines.index[line];
+  index[0] = layout.start[0] + static_cast<std::int64_t>(begin);
+  index[1] = layout.start[1] + static_cast<std::int64_t>(layout.dimension > 1 ? row % layout.sizeY : 0);
+  index[2] = layout.start[2] + static_cast<std::int64_t>(layout.dimension > 2 ? row / layout.sizeY : 0);
+  lines.length[line] = length;
+}
+
+/** The post-processing as the line export applies it (ExportLines()). */
 struct RunSelection
 {
   /** Per component of the last Analyze(): its new 0-based index, or UINT64_MAX if removed; nullptr: all
@@ -211,11 +208,14 @@ public:
   virtual void
   WriteLabels(const LabelOutput & output) = 0;
 
-  /** Copies the runs of the last Analyze(), grouped by component (for the LabelMap's lines), each
-   * component's in raster order. With `selection.newIndex`, only the kept components' runs, grouped in their
-   * new order: firstRun then has selection.numKept + 1 entries. */
+  /** The LabelMap's lines: the runs of the last Analyze(), grouped by component, each component's in raster
+   * order, written straight in the lines' layout (one pass over fresh memory, no intermediate table). With
+   * `selection.newIndex`, only the kept components' runs, grouped in their new order: firstLine then has
+   * selection.numKept + 1 entries. The lines are written on `numberOfThreads` host threads (0: the
+   * engine's own count). */
   virtual void
-  ExportRuns(RunTable & runs, const RunSelection & selection) = 0;
+  ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
+              CudaConnectedComponentAnalysisEngine::Lines & lines) = 0;
 };
 
 /** The CPU engine: available everywhere. `numberOfThreads` 0 means all hardware threads. */

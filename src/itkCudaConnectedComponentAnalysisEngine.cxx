@@ -246,43 +246,28 @@ Translated(const char * what, const TStep & step) -> decltype(step())
     throw CudaConnectedComponentAnalysisEngine::MemoryError(std::string("out of host memory while ") + what);
   }
 }
-/** The lines of `engine`'s last Analyze(): its runs (which come grouped by component), with the
- * region's start added and the row split into y and z, on `numberOfThreads` threads (0: all hardware
- * threads); with a post-processing `selection`, only the kept components' runs, in their new order (the
- * engine leaves the others out of its export). */
+/** The lines of `engine`'s last Analyze(), the region's start added and the row split into y and z, on
+ * `numberOfThreads` threads (0: the engine's); with a post-processing `selection`, only the kept components'
+ * lines, in their new order (the engine leaves the others out of its export). */
 void
 LinesOf(cca::Engine & engine, const CudaConnectedComponentAnalysisEngine::Geometry & geometry,
         const cca::ComponentSelection * selection, unsigned numberOfThreads,
         CudaConnectedComponentAnalysisEngine::Lines & lines)
 {
-  cca::RunTable     runs;
+  cca::LineLayout layout;
+  layout.dimension = geometry.dimension;
+  layout.sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
+  for (unsigned int i = 0; i < cca::MaxDimension; ++i)
+  {
+    layout.start[i] = geometry.start[i];
+  }
   cca::RunSelection runSelection;
   if (selection)
   {
     runSelection.newIndex = selection->newIndex.data();
     runSelection.numKept = selection->order.size();
   }
-  engine.ExportRuns(runs, runSelection);
-  const std::uint64_t sizeY = geometry.dimension > 1 ? geometry.size[1] : 1;
-  const std::size_t   numRuns = runs.row.size();
-  lines.firstLine.assign(runs.firstRun.begin(), runs.firstRun.end());
-  lines.index.reserve(numRuns);
-  lines.length.reserve(numRuns);
-  cca::AdviseHugePages(lines.index.data(), numRuns * sizeof(lines.index[0]));
-  cca::AdviseHugePages(lines.length.data(), numRuns * sizeof(lines.length[0]));
-  lines.index.resize(numRuns);
-  lines.length.resize(numRuns);
-  const unsigned threads = numberOfThreads != 0 ? numberOfThreads : std::max(1u, std::thread::hardware_concurrency());
-  cca::ParallelForRange(threads, numRuns, 1u << 16, [&](std::uint64_t first, std::uint64_t last) {
-    for (std::uint64_t i = first; i < last; ++i)
-    {
-      auto & index = lines.index[i];
-      index[0] = geometry.start[0] + static_cast<std::int64_t>(runs.begin[i]);
-      index[1] = geometry.start[1] + static_cast<std::int64_t>(geometry.dimension > 1 ? runs.row[i] % sizeY : 0);
-      index[2] = geometry.start[2] + static_cast<std::int64_t>(geometry.dimension > 2 ? runs.row[i] / sizeY : 0);
-      lines.length[i] = runs.length[i];
-    }
-  });
+  engine.ExportLines(layout, runSelection, numberOfThreads, lines);
 }
 } // namespace
 
@@ -397,7 +382,8 @@ void
 CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
 {
   Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, m_Internals->selected ? &m_Internals->selection : nullptr,
-            m_Internals->numberOfThreads, lines); });
+            m_Internals->numberOfThreads, lines);
+  });
 }
 
 std::unique_ptr<CudaConnectedComponentAnalysisEngine::ShapeAttributeCalculator>
