@@ -41,6 +41,7 @@
 //          [--modes abcdetsu] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
 //          mode u: [--size3d N] [--dimensions 2,3] [--granularities 1,4,16] [--itk 0|1] [--cpu-engine 0|1]
 //          (its densities: --densities, default 0.2,0.4,0.6,0.8; --runs, --cpu-runs, --warmup as above)
+#include "CudaConnectedComponentAnalysisBenchmarkImages.h"
 #include "CudaConnectedComponentAnalysisUserPath.h"
 #include "itkCCABenchmark.h"
 #include "itkConnectedComponentImageFilter.h"
@@ -89,26 +90,7 @@ struct Options
 BinaryImageType::Pointer
 MakeImage(unsigned size, double density, unsigned g, std::uint32_t seed)
 {
-  auto image = BinaryImageType::New();
-  image->SetRegions(BinaryImageType::SizeType{ { size, size } });
-  image->Allocate();
-  std::mt19937                           rng(seed);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const unsigned                         blocks = (size + g - 1) / g;
-  std::vector<unsigned char>             on(static_cast<std::size_t>(blocks) * blocks);
-  for (auto & b : on)
-  {
-    b = uniform(rng) < density ? 1 : 0;
-  }
-  unsigned char * p = image->GetBufferPointer();
-  for (unsigned y = 0; y < size; ++y)
-  {
-    for (unsigned x = 0; x < size; ++x)
-    {
-      p[static_cast<std::size_t>(y) * size + x] = on[static_cast<std::size_t>(y / g) * blocks + x / g];
-    }
-  }
-  return image;
+  return MakeBenchmarkImage<2>(size, density, g, seed);
 }
 
 struct Stats

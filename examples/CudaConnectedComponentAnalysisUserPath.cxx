@@ -17,6 +17,7 @@
  *=========================================================================*/
 // Mode u of the benchmark (see the header): what a user's Update() costs, against ITK's pipeline.
 #include "CudaConnectedComponentAnalysisUserPath.h"
+#include "CudaConnectedComponentAnalysisBenchmarkImages.h"
 
 #include "itkCCABenchmark.h"
 #include "itkConnectedComponentImageFilter.h"
@@ -82,44 +83,6 @@ struct Memory
   }
 };
 
-template <unsigned D>
-typename itk::Image<unsigned char, D>::Pointer
-MakeImage(unsigned side, double density, unsigned g, std::uint32_t seed)
-{
-  using ImageType = itk::Image<unsigned char, D>;
-  auto                      image = ImageType::New();
-  typename ImageType::SizeType size;
-  size.Fill(side);
-  image->SetRegions(size);
-  image->Allocate();
-  std::mt19937                           rng(seed);
-  std::uniform_real_distribution<double> uniform(0.0, 1.0);
-  const std::size_t                      blocks = (side + g - 1) / g;
-  std::size_t                            numBlocks = 1;
-  for (unsigned d = 0; d < D; ++d)
-  {
-    numBlocks *= blocks;
-  }
-  std::vector<unsigned char> on(numBlocks);
-  for (auto & b : on)
-  {
-    b = density >= 1.0 || uniform(rng) < density ? 1 : 0;
-  }
-  unsigned char *   p = image->GetBufferPointer();
-  const std::size_t rows = image->GetBufferedRegion().GetNumberOfPixels() / side;
-  for (std::size_t row = 0; row < rows; ++row)
-  {
-    const std::size_t y = row % side;
-    const std::size_t z = D > 2 ? row / side : 0;
-    const std::size_t blockRow = (z / g * blocks + y / g) * blocks;
-    for (std::size_t x = 0; x < side; ++x)
-    {
-      p[row * side + x] = on[blockRow + x / g];
-    }
-  }
-  return image;
-}
-
 /** CPU time and page faults of the whole process (every thread) while `f` runs: where the host's time goes
  * (user: our code and ITK's; system: mostly the kernel giving the heap fresh pages). */
 nlohmann::json
@@ -152,14 +115,6 @@ struct Timed
   nlohmann::json resources;           ///< ResourcesOf() the update
 };
 
-double
-Seconds(const std::function<void()> & f)
-{
-  const auto t0 = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 template <unsigned D>
 Timed
 OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool fully, bool labelMap, int warmup, int runs,
@@ -182,7 +137,7 @@ OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool full
     Memory::ResetPeak();
     const double   before = Memory::Resident();
     double         s = 0;
-    nlohmann::json resources = ResourcesOf([&]() { s = Seconds([&]() { filter->Update(); }); });
+    nlohmann::json resources = ResourcesOf([&]() { s = SecondsOf([&]() { filter->Update(); }); });
     const double   peak = Memory::Peak() - before;
     const double held = Memory::Resident() - before;
     if (i >= warmup && s < t.seconds)
@@ -220,8 +175,8 @@ ITKPipeline(const itk::Image<unsigned char, D> * image, bool fully, int runs)
     double         labelSeconds = 0;
     double         s = 0;
     nlohmann::json resources = ResourcesOf([&]() {
-      s = Seconds([&]() {
-        labelSeconds = Seconds([&]() { cc->Update(); });
+      s = SecondsOf([&]() {
+        labelSeconds = SecondsOf([&]() { cc->Update(); });
         shape->Update();
       });
     });
@@ -262,7 +217,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
       double deviceResident = 0;
       for (double density : o.densities)
       {
-        auto           image = MakeImage<D>(side, density, g, ++seed);
+        auto           image = MakeBenchmarkImage<D>(side, density, g, ++seed);
         nlohmann::json row = { { "dimension", D }, { "size", side }, { "connectivity", conn }, { "granularity", g },
                                { "density", density }, { "work_units", o.workUnits } };
         auto record = [&row](const std::string & name, const Timed & t) {
@@ -333,7 +288,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
   {
     for (unsigned g : { 16u, 0u })
     {
-      auto image = g ? MakeImage<D>(side, 0.5, g, 99) : MakeImage<D>(side, 1.0, 1, 99);
+      auto image = g ? MakeBenchmarkImage<D>(side, 0.5, g, 99) : MakeBenchmarkImage<D>(side, 1.0, 1, 99);
       const Timed t = OurFilter<D>(image.GetPointer(), Backend::CUDA, false, false, o.warmup, o.runs, o.workUnits);
       const double inBytes = pixels * sizeof(unsigned char);
       const double labelBytes = pixels * sizeof(unsigned int);
@@ -395,109 +350,4 @@ RunUserPathBenchmark(const UserPathOptions & o, nlohmann::json & report)
     RunDimension<3>(o, gpu, rates, out);
   }
   report["user_path"] = out;
-}
-
-namespace
-{
-/** The label image with and without the post-processing (MinimumObjectSize 10, SortByObjectSize) through
- * the filter's Update(), against ConnectedComponentImageFilter → RelabelComponentImageFilter; then the
- * post-processing with the LabelMap too, against LabelImageToShapeLabelMapFilter on Relabel's output. */
-void
-RunPostProcessing(const UserPathOptions & o, bool gpu, nlohmann::json & out)
-{
-  using ImageType = itk::Image<unsigned char, 3>;
-  using LabelType = itk::Image<unsigned int, 3>;
-  using FilterType = itk::CudaConnectedComponentAnalysisImageFilter<ImageType, LabelType>;
-  using MapType = itk::LabelMap<itk::ShapeLabelObject<unsigned int, 3>>;
-  constexpr itk::SizeValueType minimumSize = 10;
-  std::cout << "\nPost-processing, 3D " << o.size3D << "^3, 6-connectivity, g = 1 (MinimumObjectSize " << minimumSize
-            << ", SortByObjectSize), seconds; label image only, then with the LabelMap (+map):\n"
-            << std::left << std::setw(6) << "d" << std::setw(11) << "objects" << std::setw(10) << "kept"
-            << std::setw(12) << "CUDA plain" << std::setw(12) << "CUDA post" << std::setw(12) << "CPU plain"
-            << std::setw(12) << "CPU post" << std::setw(12) << "ITK CC" << std::setw(12) << "ITK relabel"
-            << std::setw(12) << "ITK/CUDA" << std::setw(12) << "CUDA +map" << std::setw(12) << "CPU +map"
-            << std::setw(12) << "ITK +map" << std::setw(12) << "ITK/CUDA" << "\n";
-  std::uint32_t seed = 9100;
-  for (double density : o.densities)
-  {
-    auto           image = MakeImage<3>(o.size3D, density, 1, ++seed);
-    nlohmann::json row = { { "size", o.size3D }, { "density", density }, { "minimum_object_size", minimumSize } };
-    itk::SizeValueType objects = 0, kept = 0;
-    auto ours = [&](Backend backend, bool post, bool labelMap, const char * name) {
-      double best = 1e300;
-      for (int i = 0; i < o.warmup + o.runs; ++i)
-      {
-        auto filter = FilterType::New();
-        filter->SetInput(image);
-        filter->SetBackend(backend);
-        filter->SetGenerateLabelMap(labelMap);
-        if (post)
-        {
-          filter->SetMinimumObjectSize(minimumSize);
-          filter->SortByObjectSizeOn();
-        }
-        const double s = Seconds([&]() { filter->Update(); });
-        if (i >= o.warmup && s < best)
-        {
-          best = s;
-          const auto & split = filter->GetTimeSplit();
-          row[std::string(name) + "_split"] = { { "analyze_s", split.Analyze },
-                                                { "write_labels_s", split.WriteLabels },
-                                                { "export_runs_s", split.ExportRuns },
-                                                { "build_labelmap_s", split.BuildLabelMap } };
-        }
-        objects = filter->GetOriginalObjectCount();
-        kept = filter->GetObjectCount();
-      }
-      row[std::string(name) + "_s"] = best;
-      return best;
-    };
-    double cudaPlain = 0, cudaPost = 0, cudaMap = 0;
-    if (gpu)
-    {
-      cudaPlain = ours(Backend::CUDA, false, false, "cuda_plain");
-      cudaPost = ours(Backend::CUDA, true, false, "cuda_post");
-      cudaMap = ours(Backend::CUDA, true, true, "cuda_post_labelmap");
-    }
-    const double cpuPlain = ours(Backend::CPU, false, false, "cpu_plain");
-    const double cpuPost = ours(Backend::CPU, true, false, "cpu_post");
-    const double cpuMap = ours(Backend::CPU, true, true, "cpu_post_labelmap");
-    row["objects"] = objects;
-    row["kept"] = kept;
-    double itkLabel = 1e300, itkRelabel = 1e300, itkMap = 1e300;
-    for (int i = 0; i < o.cpuRuns; ++i)
-    {
-      auto cc = itk::ConnectedComponentImageFilter<ImageType, LabelType>::New();
-      cc->SetInput(image);
-      auto relabel = itk::RelabelComponentImageFilter<LabelType, LabelType>::New();
-      relabel->SetInput(cc->GetOutput());
-      relabel->SetMinimumObjectSize(minimumSize);
-      relabel->SortByObjectSizeOn();
-      auto shape = itk::LabelImageToShapeLabelMapFilter<LabelType, MapType>::New();
-      shape->SetInput(relabel->GetOutput());
-      itkLabel = std::min(itkLabel, Seconds([&]() { cc->Update(); }));
-      itkRelabel = std::min(itkRelabel, Seconds([&]() { relabel->Update(); }));
-      itkMap = std::min(itkMap, Seconds([&]() { shape->Update(); }));
-    }
-    row["itk_connected_components_s"] = itkLabel;
-    row["itk_relabel_s"] = itkRelabel;
-    row["itk_shape_label_map_s"] = itkMap;
-    out["post_processing"].push_back(row);
-    std::cout << std::setw(6) << density << std::setw(11) << objects << std::setw(10) << kept << std::setw(12)
-              << cudaPlain << std::setw(12) << cudaPost << std::setw(12) << cpuPlain << std::setw(12) << cpuPost
-              << std::setw(12) << itkLabel << std::setw(12) << itkRelabel << std::setw(12)
-              << (gpu ? (itkLabel + itkRelabel) / cudaPost : 0.0) << std::setw(12) << cudaMap << std::setw(12) << cpuMap
-              << std::setw(12) << itkMap << std::setw(12) << (gpu ? (itkLabel + itkRelabel + itkMap) / cudaMap : 0.0)
-              << std::endl;
-  }
-}
-} // namespace
-
-void
-RunPostProcessingBenchmark(const UserPathOptions & o, nlohmann::json & report)
-{
-  std::string reason;
-  const bool  gpu = itk::cca::GetCudaDeviceCount(&reason) > 0;
-  report["post_processing"] = nlohmann::json::array();
-  RunPostProcessing(o, gpu, report);
 }
