@@ -100,6 +100,7 @@ std::uint64_t
 CudaEngine::Update(const LabelingRequest & request, bool onDevice, bool featuresToHost)
 {
   m_Analyzed = false;
+  m_UploadedNewIndex = nullptr;
   ValidateRequest(request, std::uint64_t{ 0xffffffffu }, "32-bit");
   FeatureVariant & variant = Variant(request.featureAlgorithm);
   if (request.computeShapeSums && !variant.ComputesShapeSums())
@@ -333,6 +334,22 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
 }
 
+const unsigned long long *
+CudaEngine::DeviceNewIndexTable(const std::uint64_t * host)
+{
+  if (host == nullptr || m_NumberOfComponents == 0)
+  {
+    return nullptr;
+  }
+  // The line export and the label writer of one analysis get the same table: copied once.
+  if (host != m_UploadedNewIndex)
+  {
+    UploadNewIndexTable(host, m_NumberOfComponents, m_NewIndex, m_Stream);
+    m_UploadedNewIndex = host;
+  }
+  return m_NewIndex.As<unsigned long long>();
+}
+
 std::size_t
 CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
 {
@@ -345,8 +362,7 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
                          m_Bits.As<std::uint32_t>(),
                          m_FirstRun.As<std::uint32_t>(),
                          m_Parent.As<std::uint32_t>(),
-                         m_NewIndex,
-                         m_NumberOfComponents,
+                         DeviceNewIndexTable(output.newIndex),
                          m_Labels,
                          m_Geometry,
                          m_Stream,
@@ -373,8 +389,7 @@ CudaEngine::ExportLines(const LineLayout & layout, const RunSelection & selectio
   // Grouped on the device (parents are labels by now), the removed components' runs sorted behind the kept
   // ones and never copied; 32-bit columns into host buffers kept between calls, then written as lines on
   // several threads.
-  const unsigned long long * table =
-    selection.newIndex ? UploadNewIndexTable(selection.newIndex, numComponents, m_NewIndex, m_Stream) : nullptr;
+  const unsigned long long * table = DeviceNewIndexTable(selection.newIndex);
   GroupRunsByComponent(m_Parent.As<std::uint32_t>(), m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(),
                        m_RunRow.As<std::uint32_t>(), m_NumberOfRuns, table, static_cast<std::uint32_t>(numGroups),
                        m_RunGrouping, m_Stream, m_Properties.multiProcessorCount);

@@ -99,6 +99,10 @@ private:
   ReadDeviceScalar(const std::uint32_t * device);
   void
   ReleaseHandles();
+  /** The post-processing's table on the device (nullptr without one): `host` (one entry per component of
+   * the last Analyze()) is uploaded once per analysis. */
+  const unsigned long long *
+  DeviceNewIndexTable(const std::uint64_t * host);
 
   int             m_DeviceId;
   cudaDeviceProp  m_Properties{};
@@ -112,6 +116,7 @@ private:
 
   DeviceGeometry                 m_Geometry{};
   bool                           m_Analyzed = false;
+  const std::uint64_t *          m_UploadedNewIndex = nullptr; ///< host table now in m_NewIndex (this analysis)
   std::uint32_t                  m_NumberOfRuns = 0;
   std::uint64_t                  m_NumberOfComponents = 0;
   std::vector<ComponentSums> m_Features;

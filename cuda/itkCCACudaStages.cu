@@ -165,19 +165,13 @@ WriteLabelImage(const LabelOutput &    output,
                 const std::uint32_t *  bits,
                 const std::uint32_t *  firstRun,
                 const std::uint32_t *  runLabel,
-                DeviceBuffer &         newIndex,
-                std::uint64_t          numComponents,
+                const unsigned long long * newIndex,
                 DeviceBuffer &         labels,
                 const DeviceGeometry & g,
                 cudaStream_t           stream,
                 int                    multiprocessors)
 {
   const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
-  const unsigned long long * table = nullptr;
-  if (output.newIndex != nullptr && numComponents > 0)
-  {
-    table = UploadNewIndexTable(output.newIndex, numComponents, newIndex, stream);
-  }
   DispatchScalarKind(output.kind, [&](auto tag) {
     using T = decltype(tag);
     T background;
@@ -185,7 +179,7 @@ WriteLabelImage(const LabelOutput &    output,
     labels.Reserve(numPixels * sizeof(T), "the label image");
     // Without runs the run arrays may be unallocated; the kernel never reads them then.
     WriteLabelsKernel<T><<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(
-      bits, firstRun, runLabel, table, labels.As<T>(), background, output.skipValue, g);
+      bits, firstRun, runLabel, newIndex, labels.As<T>(), background, output.skipValue, g);
     CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
   });
   return numPixels * ScalarKindSize(output.kind);

@@ -75,15 +75,14 @@ FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint
 const unsigned long long *
 UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex, cudaStream_t stream);
 
-/** The label image in `output.kind`, into `labels` (device); returns its size in bytes. With
- * `output.newIndex` (host, `numComponents` entries) the table goes to `newIndex` (device) first. */
+/** The label image in `output.kind`, into `labels` (device); returns its size in bytes. `newIndex` (device,
+ * UploadNewIndexTable()) renumbers the components for the post-processing, or is nullptr. */
 std::size_t
 WriteLabelImage(const LabelOutput &    output,
                 const std::uint32_t *  bits,
                 const std::uint32_t *  firstRun,
                 const std::uint32_t *  runLabel,
-                DeviceBuffer &         newIndex,
-                std::uint64_t          numComponents,
+                const unsigned long long * newIndex,
                 DeviceBuffer &         labels,
                 const DeviceGeometry & g,
                 cudaStream_t           stream,
