@@ -18,9 +18,9 @@
 
 // The CPU engine of itk::CudaConnectedComponentAnalysisImageFilter: what the filter calls through
 // the Engine interface -- checking the request, running the stages of Analyze() in order, and
-// writing the labels and runs that the stages leave behind into the caller's buffers. The stages
-// are compiled apart (itkCCACPUEngineLabeling.cxx, itkCCACPUEngineFeatures.cxx) and share the
-// state declared in itkCCACPUEngine.h.
+// writing the labels that the stages leave behind into the caller's buffer. The stages are compiled
+// apart (itkCCACPUEngineLabeling.cxx, itkCCACPUEngineFeatures.cxx, and the LabelMap's lines in
+// itkCCACPUEngineLines.cxx) and share the state declared in itkCCACPUEngine.h.
 //
 // Run-length labeling with the semantics of itk::ConnectedComponentImageFilter (ITK 5.2): the
 // foreground of each image row is encoded as runs, runs of adjacent rows that overlap are united,
@@ -188,76 +188,6 @@ CPUEngine::WriteLabels(const LabelOutput & output)
     using OutputPixelType = decltype(tag);
     this->WriteLabelsOfType<OutputPixelType>(output);
   });
-}
-
-void
-CPUEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-              CudaConnectedComponentAnalysisEngine::Lines & lines)
-{
-  if (!m_Analyzed)
-  {
-    throw EngineError("CPU engine: ExportLines() called without a successful Analyze()");
-  }
-  (void)numberOfThreads; // the engine's own threads count; the placement is serial (raster order)
-  const std::uint64_t   numberOfRuns = m_RowStart[m_NumberOfRows];
-  const std::size_t     numComponents = m_Features.size();
-  const std::size_t     numGroups = selection.newIndex ? static_cast<std::size_t>(selection.numKept) : numComponents;
-  const std::uint64_t * component = m_Parent.Data();
-  const std::uint64_t * newIndex = selection.newIndex;
-  // The group of run `id`: its component, or the component's new index (UINT64_MAX: removed).
-  auto groupOf = [component, newIndex](std::uint64_t id) {
-    return newIndex ? newIndex[component[id]] : component[id];
-  };
-  std::vector<std::uint64_t> next;
-  try
-  {
-    lines.firstLine.assign(numGroups + 1, 0);
-    std::uint64_t * counts = lines.firstLine.data() + 1;
-    // A stable counting sort by group (m_Parent holds each run's component by now): the runs of each
-    // component stay in raster order. Counting in parallel (atomics: components rarely share a counter at
-    // the same time), the placement in raster order.
-    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this, &groupOf, counts](std::uint64_t b) {
-      const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
-      for (std::uint64_t id = m_RowStart[block.firstRow]; id < m_RowStart[block.endRow]; ++id)
-      {
-        const std::uint64_t k = groupOf(id);
-        if (k != UINT64_MAX)
-        {
-          __atomic_fetch_add(&counts[k], std::uint64_t{ 1 }, __ATOMIC_RELAXED);
-        }
-      }
-    });
-    for (std::size_t k = 0; k < numGroups; ++k)
-    {
-      lines.firstLine[k + 1] += lines.firstLine[k];
-    }
-    ResizeLines(lines, numGroups, static_cast<std::size_t>(lines.firstLine[numGroups]));
-    next.assign(lines.firstLine.begin(), lines.firstLine.end() - 1);
-  }
-  catch (const std::bad_alloc &)
-  {
-    throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
-  }
-  catch (const std::length_error &)
-  {
-    throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
-  }
-  for (const RowBlock & block : m_Blocks)
-  {
-    for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
-    {
-      const RowRuns rowRuns = RunsOfRow(block, row);
-      for (std::uint64_t i = 0; i < rowRuns.count; ++i)
-      {
-        const std::uint64_t k = groupOf(rowRuns.firstId + i);
-        if (k != UINT64_MAX)
-        {
-          const Run & run = rowRuns.runs[i];
-          SetLine(layout, row, run.begin, run.end - run.begin, lines, next[k]++);
-        }
-      }
-    }
-  }
 }
 
 } // namespace cpu

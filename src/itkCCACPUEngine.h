@@ -172,6 +172,14 @@ private:
   void
   ComputeFeaturesOfBlock(RowBlock & block);
 
+  // The LabelMap's lines (itkCCACPUEngineLines.cxx).
+
+  /** Writes the line of every run whose group (`group[id]`, or UINT64_MAX: none) is below `numGroups`,
+   * grouped by group and in raster order within each (a stable counting sort), in parallel. */
+  void
+  PlaceLines(const std::uint64_t * group, std::size_t numGroups, const LineLayout & layout,
+             CudaConnectedComponentAnalysisEngine::Lines & lines) const;
+
   // Writing the labels out (itkCCACPUEngine.cxx).
 
   template <typename TOutput>
