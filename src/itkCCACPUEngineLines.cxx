@@ -17,16 +17,14 @@
  *=========================================================================*/
 // The CPU engine's LabelMap lines: every kept run's line, grouped by component (or by its new index
 // under post-processing) and in raster order within each group -- a stable counting sort of the runs by
-// group, in parallel and without atomics.
+// group, by blocks of rows in parallel, without atomics.
 //
-// Counting: each thread takes one range of groups and counts the runs of its groups, reading every run.
-// Placing: a group with many runs (at least 1/(4 threads) of all) is placed block by block, each block
-// at its own offset inside the group (its count of the group's runs in earlier blocks); the other groups
-// are placed by ranges of groups, each thread reading every run again and writing those of its range.
-// Either way, one thread writes each (block, large group) or small group, in raster order. Before, the
-// placement was one serial pass, and one component holding most runs (past the percolation threshold)
-// kept it serial whatever was done.
-
+// A block owns the components whose first run it holds (as in the feature pass): only it counts and
+// places their runs, from the group's first line on. Its runs of components that began in an earlier block
+// ("foreign" runs: components crossing block boundaries, above all one that spans the image past the
+// percolation threshold) are counted per group in a small per-block table; one serial pass over those
+// tables, in block order, gives each (block, foreign group) its offset after the runs of the earlier blocks.
+// Before, the placement was one serial pass over all runs.
 #include "itkCCACPUEngine.h"
 #include "itkCCAParallelFor.h"
 
@@ -35,6 +33,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace itk
@@ -90,125 +89,99 @@ void
 CPUEngine::PlaceLines(const std::uint64_t * group, std::size_t numGroups, const LineLayout & layout,
                       CudaConnectedComponentAnalysisEngine::Lines & lines) const
 {
-  const std::uint64_t numberOfRuns = m_RowStart[m_NumberOfRows];
-  const std::size_t   numBlocks = m_Blocks.size();
-  // One range of groups per thread, but no more threads than the runs are worth reading again.
-  const unsigned ranges =
-    static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(m_NumberOfThreads, numberOfRuns >> 16)));
-  auto rangeBegin = [numGroups, ranges](std::uint64_t r) {
-    return static_cast<std::uint64_t>(numGroups) * r / ranges;
-  };
+  const std::uint64_t * component = m_Parent.Data();
+  const std::size_t     numBlocks = m_Blocks.size();
+  // Per block, its foreign groups: their count of runs in the block, then where the block's next one goes.
+  std::vector<std::unordered_map<std::uint64_t, std::uint64_t>> foreign(numBlocks);
 
-  // Counting, each range's groups by one thread (a removed run's group, UINT64_MAX, is in no range).
+  // Counting: the owned groups' runs straight into firstLine[k + 1], the foreign ones into the table.
   lines.firstLine.assign(numGroups + 1, 0);
   std::uint64_t * counts = lines.firstLine.data() + 1;
-  ParallelFor(ranges, ranges, [&](std::uint64_t r) {
-    const std::uint64_t lo = rangeBegin(r);
-    const std::uint64_t hi = rangeBegin(r + 1);
-    for (std::uint64_t id = 0; id < numberOfRuns; ++id)
+  ParallelFor(m_NumberOfThreads, numBlocks, [&](std::uint64_t b) {
+    const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+    auto &           table = foreign[static_cast<std::size_t>(b)];
+    std::uint64_t    lastGroup = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t *  lastCount = nullptr;
+    for (std::uint64_t id = block.firstRun; id < block.firstRun + block.runs.Size(); ++id)
     {
       const std::uint64_t k = group[id];
-      if (k >= lo && k < hi)
+      if (k >= numGroups)
+      {
+        continue; // removed by the post-processing
+      }
+      if (component[id] >= block.firstComponent)
       {
         ++counts[k];
       }
+      else
+      {
+        if (k != lastGroup)
+        {
+          lastCount = &table[k];
+          lastGroup = k;
+        }
+        ++*lastCount;
+      }
     }
   });
+  // The foreign counts, in block order: each (block, group) gets its offset inside the group, after the
+  // owner's runs and those of the blocks in between.
+  for (auto & table : foreign)
+  {
+    for (auto & entry : table)
+    {
+      const std::uint64_t count = entry.second;
+      entry.second = counts[entry.first];
+      counts[entry.first] += count;
+    }
+  }
   for (std::size_t k = 0; k < numGroups; ++k)
   {
     lines.firstLine[k + 1] += lines.firstLine[k];
   }
-  const std::uint64_t numLines = lines.firstLine[numGroups];
-  ResizeLines(lines, numGroups, static_cast<std::size_t>(numLines));
+  ResizeLines(lines, numGroups, static_cast<std::size_t>(lines.firstLine[numGroups]));
   const std::uint64_t * firstLine = lines.firstLine.data();
+  Buffer<std::uint64_t> next; // the owned groups' cursors
+  next.Resize(numGroups);
+  std::uint64_t * cursorOf = next.Data();
+  ParallelForRange(m_NumberOfThreads, numGroups, 1u << 16, [=](std::uint64_t begin, std::uint64_t end) {
+    std::copy(firstLine + begin, firstLine + end, cursorOf + begin);
+  });
 
-  // The large groups (at most 4 * ranges of them), and each block's offset inside each.
-  const std::uint64_t largeCount = std::max<std::uint64_t>(1, numLines / (4 * std::uint64_t{ ranges }));
-  auto                isLarge = [firstLine, largeCount](std::uint64_t k) {
-    return firstLine[k + 1] - firstLine[k] >= largeCount;
-  };
-  std::vector<std::uint64_t> large;
-  if (numBlocks > 1)
-  {
-    for (std::size_t k = 0; k < numGroups; ++k)
+  // Placing, block by block, each run at its group's cursor in this block.
+  ParallelFor(m_NumberOfThreads, numBlocks, [&](std::uint64_t b) {
+    const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+    auto &           table = foreign[static_cast<std::size_t>(b)];
+    for (auto & entry : table)
     {
-      if (isLarge(k))
-      {
-        large.push_back(k);
-      }
+      entry.second += firstLine[entry.first];
     }
-  }
-  const std::size_t numLarge = large.size();
-  auto              slotOf = [&large](std::uint64_t k) {
-    return static_cast<std::size_t>(std::lower_bound(large.begin(), large.end(), k) - large.begin());
-  };
-  auto placedByBlocks = [&](std::uint64_t k) { return numLarge > 0 && isLarge(k); };
-  // blockCursor[b * numLarge + j]: where block b's next run of large group j goes.
-  std::vector<std::uint64_t> blockCursor(numBlocks * numLarge, 0);
-  if (numLarge > 0)
-  {
-    ParallelFor(m_NumberOfThreads, numBlocks, [&](std::uint64_t b) {
-      const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
-      std::uint64_t *  count = blockCursor.data() + b * numLarge;
-      for (std::uint64_t id = m_RowStart[block.firstRow]; id < m_RowStart[block.endRow]; ++id)
-      {
-        const std::uint64_t k = group[id];
-        if (k < numGroups && isLarge(k))
-        {
-          ++count[slotOf(k)];
-        }
-      }
-    });
-    for (std::size_t j = 0; j < numLarge; ++j)
-    {
-      std::uint64_t offset = firstLine[large[j]];
-      for (std::size_t b = 0; b < numBlocks; ++b)
-      {
-        const std::uint64_t count = blockCursor[b * numLarge + j];
-        blockCursor[b * numLarge + j] = offset;
-        offset += count;
-      }
-    }
-  }
-
-  // Placing: work items 0 .. numBlocks - 1 (if any group is large) are blocks placing their runs of the
-  // large groups; the others are ranges of groups placing the runs of their small groups.
-  std::vector<std::uint64_t> next(firstLine, firstLine + numGroups); // the small groups' cursors
-  const std::size_t          blockItems = numLarge > 0 ? numBlocks : 0;
-  auto                       forEachRunOfBlock = [this](const RowBlock & block, auto && place) {
+    std::uint64_t   lastGroup = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t * lastCursor = nullptr;
     for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
     {
       const RowRuns rowRuns = RunsOfRow(block, row);
       for (std::uint64_t i = 0; i < rowRuns.count; ++i)
       {
-        place(row, rowRuns.firstId + i, rowRuns.runs[i]);
+        const std::uint64_t id = rowRuns.firstId + i;
+        const std::uint64_t k = group[id];
+        if (k >= numGroups)
+        {
+          continue;
+        }
+        std::uint64_t * cursor = cursorOf + k;
+        if (component[id] < block.firstComponent)
+        {
+          if (k != lastGroup)
+          {
+            lastCursor = &table.find(k)->second;
+            lastGroup = k;
+          }
+          cursor = lastCursor;
+        }
+        const Run & run = rowRuns.runs[i];
+        SetLine(layout, row, run.begin, run.end - run.begin, lines, (*cursor)++);
       }
-    }
-  };
-  ParallelFor(m_NumberOfThreads, blockItems + ranges, [&](std::uint64_t item) {
-    if (item < blockItems)
-    {
-      std::uint64_t * cursor = blockCursor.data() + item * numLarge;
-      forEachRunOfBlock(m_Blocks[static_cast<std::size_t>(item)], [&](std::uint64_t row, std::uint64_t id, const Run & run) {
-        const std::uint64_t k = group[id];
-        if (k < numGroups && isLarge(k))
-        {
-          SetLine(layout, row, run.begin, run.end - run.begin, lines, cursor[slotOf(k)]++);
-        }
-      });
-      return;
-    }
-    const std::uint64_t lo = rangeBegin(item - blockItems);
-    const std::uint64_t hi = rangeBegin(item - blockItems + 1);
-    for (const RowBlock & block : m_Blocks)
-    {
-      forEachRunOfBlock(block, [&](std::uint64_t row, std::uint64_t id, const Run & run) {
-        const std::uint64_t k = group[id];
-        if (k >= lo && k < hi && !placedByBlocks(k))
-        {
-          SetLine(layout, row, run.begin, run.end - run.begin, lines, next[k]++);
-        }
-      });
     }
   });
 }

@@ -96,9 +96,10 @@ CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perim
     return false;
   }
   bool ok = true;
-  for (unsigned int n = 0; n < reference->GetNumberOfLabelObjects() && ok; ++n)
+  // (an iterator: GetNthLabelObject(n) walks the map from its start each time)
+  for (typename TLabelMap::ConstIterator it(reference); !it.IsAtEnd() && ok; ++it)
   {
-    const auto * r = reference->GetNthLabelObject(n);
+    const auto * r = it.GetLabelObject();
     if (!ours->HasLabel(r->GetLabel()))
     {
       std::cerr << what << ": label " << r->GetLabel() << " missing" << std::endl;
