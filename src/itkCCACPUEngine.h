@@ -175,7 +175,9 @@ private:
   // The LabelMap's lines (itkCCACPUEngineLines.cxx).
 
   /** Writes the line of every run whose group (`group[id]`, or UINT64_MAX: none) is below `numGroups`,
-   * grouped by group and in raster order within each (a stable counting sort), in parallel. */
+   * grouped by group and in raster order within each (a stable counting sort), in parallel. Each group
+   * must hold the runs of at most one component (a component's own index, or its new index under the
+   * post-processing): the block that owns the component owns the group's counter and cursor. */
   void
   PlaceLines(const std::uint64_t * group, std::size_t numGroups, const LineLayout & layout,
              CudaConnectedComponentAnalysisEngine::Lines & lines) const;

@@ -19,8 +19,9 @@
 // under post-processing) and in raster order within each group -- a stable counting sort of the runs by
 // group, by blocks of rows in parallel, without atomics.
 //
-// A block owns the components whose first run it holds (as in the feature pass): only it counts and
-// places their runs, from the group's first line on. Its runs of components that began in an earlier block
+// A block owns the components whose first run it holds (as in the feature pass): it counts and places
+// its own runs of them from the group's first line on, through counters and cursors no other block
+// touches (each group is one component's). Its runs of components that began in an earlier block
 // ("foreign" runs: components crossing block boundaries, above all one that spans the image past the
 // percolation threshold) are counted per group in a small per-block table; one serial pass over those
 // tables, in block order, gives each (block, foreign group) its offset after the runs of the earlier blocks.

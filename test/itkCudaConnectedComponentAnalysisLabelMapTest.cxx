@@ -440,8 +440,8 @@ itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
   const bool     extras = std::stoi(argv[4]) != 0;
   const bool     statistics = argc > 5 && std::string(argv[5]) == "statistics";
   // "blocks": images large enough for the CPU engine to split into several blocks of rows, on 8 work units
-  // whatever the machine: a component's lines then come from several blocks (and, past 2^17 runs, are
-  // placed by several threads) and must still be in ITK's order.
+  // whatever the machine: a component's lines then come from several blocks, placed by several threads,
+  // and must still be in ITK's order.
   const bool blocks = argc > 5 && std::string(argv[5]) == "blocks";
   bool       ok = false;
   if (blocks && dimension == 2)
