@@ -174,12 +174,13 @@ private:
 
   // The LabelMap's lines (itkCCACPUEngineLines.cxx).
 
-  /** Writes the line of every run whose group (`group[id]`, or UINT64_MAX: none) is below `numGroups`,
+  /** Writes the line of every run whose group (`groupOf(id)`, or UINT64_MAX: none) is below `numGroups`,
    * grouped by group and in raster order within each (a stable counting sort), in parallel. Each group
    * must hold the runs of at most one component (a component's own index, or its new index under the
    * post-processing): the block that owns the component owns the group's counter and cursor. */
+  template <typename TGroupOf>
   void
-  PlaceLines(const std::uint64_t * group, std::size_t numGroups, const LineLayout & layout,
+  PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout,
              CudaConnectedComponentAnalysisEngine::Lines & lines) const;
 
   // Writing the labels out (itkCCACPUEngine.cxx).
