@@ -18,14 +18,11 @@
 // cca: connected component analysis of an image file or a DICOM series from the command line, with
 // itk::CudaConnectedComponentAnalysisImageFilter (the GPU when there is one, else the CPU engine).
 //
-// This file holds main: the command line (parsed and checked before any pixel is read, so that a typo
-// costs nothing on a large image) and the probing of the input (dimension and pixel type from the file's
-// header, which pick the typed pipeline of CudaConnectedComponentAnalysisToolRun.cxx). Every failure ends
-// with a message on stderr and one of the exit codes of the usage text.
+// This file holds main and the command line (parsed and checked before any pixel is read, so that a typo
+// costs nothing on a large image); the input is probed in CudaConnectedComponentAnalysisToolProbe.cxx.
+// Every failure ends with a message on stderr and one of the exit codes of the usage text.
 #include "CudaConnectedComponentAnalysisTool.h"
 
-#include "itkGDCMImageIO.h"
-#include "itkGDCMSeriesFileNames.h"
 #include "itkImageFileReader.h" // registers the IO factories (ITK_IO_FACTORY_REGISTER_MANAGER)
 #include "itkImageIOFactory.h"
 #include "itksys/SystemTools.hxx"
@@ -86,6 +83,11 @@ Outputs:
   --json FILE             the same attributes, with the input's geometry, options, counts and backend
   --feret                 also compute the Feret diameter
   --obb                   also compute the oriented bounding box
+  --overwrite-input       let --output, --csv or --json replace the input or the mask (refused otherwise)
+  --fail-if-empty         an image without foreground pixel is an error (exit 4, nothing written);
+                          by default it is a result: 0 objects, an all-background label image
+  --allow-irregular-slices  label a DICOM series whose slices are not evenly spaced (a warning, ITK's
+                          average spacing); refused otherwise (exit 2)
   --progress              progress bars on stderr (default: when stderr is a terminal)
   --no-progress           no progress bars
   --quiet                 no summary on stdout (and no progress bar unless --progress)
@@ -93,12 +95,17 @@ Outputs:
 
 Options take their value as the next argument or after '=' (--lower=250).
 
+Every output is written beside its destination under a temporary name and moved into place when all are
+complete: a failure leaves no partial file and the files it would have replaced unchanged.
+
 Exit codes:
-  0  success
-  1  bad command line (unknown option, bad value, --lower above --upper, unknown output format)
-  2  cannot read the input or the mask (missing, unreadable, no ITK reader for it, no DICOM series)
+  0  success (an image without foreground pixel too: 0 objects)
+  1  bad command line (unknown option, bad value, --lower above --upper, unknown output format, an output
+     that would replace the input or the mask)
+  2  cannot read the input or the mask (missing, unreadable, truncated or damaged, no ITK reader for it,
+     no DICOM series, a damaged slice or slices missing from the series)
   3  unsupported image: pixels that are not scalars (RGB, vector, complex), or not 2D / 3D
-  4  empty selection: no foreground pixel
+  4  with --fail-if-empty: no foreground pixel
   5  the label type cannot hold the number of objects (nothing is written)
   6  any other failure (the filter or a writer failed; ITK's message is printed)
 
@@ -306,6 +313,21 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     {
       options.json = next();
     }
+    else if (arg == "--overwrite-input")
+    {
+      flag();
+      options.overwriteInput = true;
+    }
+    else if (arg == "--fail-if-empty")
+    {
+      flag();
+      options.failIfEmpty = true;
+    }
+    else if (arg == "--allow-irregular-slices")
+    {
+      flag();
+      options.allowIrregularSlices = true;
+    }
     else if (arg == "--progress")
     {
       flag();
@@ -357,98 +379,6 @@ ParseCommandLine(int argc, char * argv[], Options & options)
   return true;
 }
 
-/** Reads the header of the input (the first file of a DICOM series) and checks that cca can label it. */
-InputDescription
-ProbeInput(const std::string & path)
-{
-  InputDescription input;
-  input.path = path;
-  if (!itksys::SystemTools::FileExists(path))
-  {
-    throw ToolError(ExitCannotRead, "the input " + path + " does not exist");
-  }
-  itk::ImageIOBase::Pointer io;
-  try
-  {
-    if (itksys::SystemTools::FileIsDirectory(path))
-    {
-      auto names = itk::GDCMSeriesFileNames::New();
-      // its "No Series were found" warning would say less than our message below
-      const bool warnings = itk::Object::GetGlobalWarningDisplay();
-      itk::Object::SetGlobalWarningDisplay(false);
-      names->SetDirectory(path);
-      const auto uids = names->GetSeriesUIDs();
-      itk::Object::SetGlobalWarningDisplay(warnings);
-      if (uids.empty())
-      {
-        throw ToolError(ExitCannotRead, "the directory " + path + " holds no DICOM series");
-      }
-      if (uids.size() > 1)
-      {
-        std::cerr << "cca: " << path << " holds " << uids.size() << " DICOM series; reading the first, "
-                  << uids.front() << std::endl;
-      }
-      input.dicomSeries = true;
-      input.fileNames = names->GetFileNames(uids.front());
-      io = itk::GDCMImageIO::New();
-      io->SetFileName(input.fileNames.front());
-    }
-    else
-    {
-      io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
-      if (!io)
-      {
-        throw ToolError(ExitCannotRead,
-                        "Could not create IO object for reading file " + path +
-                          ": not an image format ITK can read (or a damaged file)");
-      }
-      io->SetFileName(path);
-    }
-    io->ReadImageInformation();
-  }
-  catch (const itk::ExceptionObject & e)
-  {
-    throw ToolError(ExitCannotRead, "cannot read " + path + ": " + e.GetDescription());
-  }
-
-  // A series is a volume: its slices are stacked along the third axis.
-  input.dimension = input.dicomSeries ? 3 : io->GetNumberOfDimensions();
-  input.componentType = io->GetComponentType();
-  input.componentName = itk::ImageIOBase::GetComponentTypeAsString(input.componentType);
-  if (io->GetPixelType() != itk::IOPixelEnum::SCALAR || io->GetNumberOfComponents() != 1)
-  {
-    throw ToolError(ExitUnsupported, path + " has " + itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) +
-                                       " pixels of " + std::to_string(io->GetNumberOfComponents()) + " " +
-                                       input.componentName +
-                                       " components; cca labels scalar (grey-level) images only");
-  }
-  if (input.dimension != 2 && input.dimension != 3)
-  {
-    throw ToolError(ExitUnsupported, path + " is a " + std::to_string(input.dimension) +
-                                       "D image; cca labels 2D and 3D images only");
-  }
-  return input;
-}
-
-/** ITK's writers for 2D-only formats (PNG, JPEG, BMP) write a 3D image's first slice without a word, and
- * their SupportsDimension() cannot tell (ITK's NIfTI and TIFF IOs do not override it either): refuse those
- * by name for a 3D input, before the analysis. */
-void
-CheckOutputFormatHoldsDimension(const std::string & output, unsigned int dimension)
-{
-  if (output.empty() || dimension < 3)
-  {
-    return;
-  }
-  const auto io = itk::ImageIOFactory::CreateImageIO(output.c_str(), itk::IOFileModeEnum::WriteMode);
-  const std::string name = io ? io->GetNameOfClass() : "";
-  if (name == "PNGImageIO" || name == "JPEGImageIO" || name == "BMPImageIO")
-  {
-    throw UsageError("--output " + output + ": " + name.substr(0, name.size() - 7) +
-                     " files hold 2D images only, and the input is 3D (use .nii.gz, .nrrd, .mha or .tif)");
-  }
-}
-
 } // namespace
 } // namespace cca_tool
 
@@ -465,12 +395,16 @@ main(int argc, char * argv[])
       PrintUsage(std::cout);
       return ExitOk;
     }
-    if (!options.mask.empty() && !itksys::SystemTools::FileExists(options.mask))
+    std::vector<std::string> maskFiles;
+    if (!options.mask.empty())
     {
-      throw ToolError(ExitCannotRead, "the mask " + options.mask + " does not exist");
+      maskFiles = ProbeMask(options.mask);
     }
-    const InputDescription input = ProbeInput(options.input);
+    const InputDescription input = ProbeInput(options.input, options);
     CheckOutputFormatHoldsDimension(options.output, input.dimension);
+    std::vector<std::string> sources = input.files;
+    sources.insert(sources.end(), maskFiles.begin(), maskFiles.end());
+    CheckOutputsAreNotInputs(options, sources);
     return RunTool(options, input);
   }
   catch (const ToolError & e)

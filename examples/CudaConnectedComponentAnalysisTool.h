@@ -21,10 +21,15 @@
 //  CudaConnectedComponentAnalysisToolRun.cxx     the pipeline, typed by pixel type and dimension
 //  CudaConnectedComponentAnalysisToolOutput.cxx  what the tool prints and writes as text: progress bars,
 //                                                the summary, the CSV and JSON tables
+//  CudaConnectedComponentAnalysisToolProbe.cxx   the input and the mask probed: type, size, files
+//  CudaConnectedComponentAnalysisToolInputCheck.cxx  an image file whole (its data as long as its header says)
+//  CudaConnectedComponentAnalysisToolDicomCheck.cxx  a DICOM series whole and evenly spaced
+//  CudaConnectedComponentAnalysisToolFiles.cxx   outputs that never destroy: not the input, staged, moved
 #ifndef CudaConnectedComponentAnalysisTool_h
 #define CudaConnectedComponentAnalysisTool_h
 
 #include "itkCommonEnums.h"
+#include "itkImageIOBase.h"
 #include "itkCudaConnectedComponentAnalysisEnums.h"
 #include "itkProcessObject.h"
 
@@ -47,9 +52,10 @@ enum ExitCode : int
 {
   ExitOk = 0,
   ExitUsage = 1,          ///< bad command line: unknown option, bad value, lower > upper, unknown output format
-  ExitCannotRead = 2,     ///< input or mask missing, unreadable, no IO for its format, no DICOM series
+  ExitCannotRead = 2,     ///< input or mask missing, unreadable, truncated or damaged, no IO for its format, no
+                          ///< DICOM series, a damaged or missing slice of one
   ExitUnsupported = 3,    ///< not a scalar pixel, or not a 2D / 3D image
-  ExitEmptySelection = 4, ///< no foreground pixel: the threshold (and mask) select nothing
+  ExitEmptySelection = 4, ///< with --fail-if-empty only: no foreground pixel
   ExitLabelOverflow = 5,  ///< more objects than --label-type holds (nothing written)
   ExitFailure = 6         ///< any other error: an exception from the filter or a writer
 };
@@ -99,6 +105,9 @@ struct Options
   std::string labelType; ///< uint8, uint16, uint32, uint64, or empty: the smallest that holds the count
   bool        progress{ false };
   bool        quiet{ false };
+  bool        overwriteInput{ false };       ///< an output may replace the input or the mask
+  bool        failIfEmpty{ false };          ///< no foreground pixel: exit 4, nothing written
+  bool        allowIrregularSlices{ false }; ///< a DICOM series with uneven slice positions is labeled anyway
 };
 
 /** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */
@@ -110,6 +119,62 @@ struct InputDescription
   unsigned int             dimension{ 0 };
   itk::IOComponentEnum     componentType{ itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE };
   std::string              componentName; ///< as ITK names it: "short", "unsigned_char", ...
+  std::vector<std::string> files;         ///< every file the input is read from (header, data, slices)
+};
+
+/** Reads the header of the input (the first file of a DICOM series), checks that cca can label it and that
+ * its data are whole (every slice of a series); lists the files it is read from. */
+InputDescription
+ProbeInput(const std::string & path, const Options & options);
+
+/** The mask's files, its data checked whole as the input's. */
+std::vector<std::string>
+ProbeMask(const std::string & path);
+
+/** Refuses (ExitUsage) a 3D image into a format that holds 2D images only (PNG, JPEG, BMP). */
+void
+CheckOutputFormatHoldsDimension(const std::string & output, unsigned int dimension);
+
+/** Checks, before the pixels are read, that the image file's data hold what its header promises (NIfTI and
+ * Analyze, MetaImage, TIFF: formats whose ITK reader takes a short file as whole); throws ToolError
+ * (ExitCannotRead) naming the file and both sizes. `io` has read the file's information. Returns the files
+ * the image is read from (the header and, for detached formats, its data file). */
+std::vector<std::string>
+CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io);
+
+/** Checks the DICOM series of `input` (a directory): no DICOM file of it left out of every series (an
+ * unreadable header), every slice's pixel data whole, the slices evenly spaced (else an error, or with
+ * `allowIrregularSlices` a warning). Throws ToolError (ExitCannotRead) naming the file. */
+void
+CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices);
+
+/** Refuses (ExitUsage) an --output, --csv or --json that names another of them, or would replace one of
+ * `sources` (same path or same inode; the data file of a detached output format included), unless
+ * options.overwriteInput. */
+void
+CheckOutputsAreNotInputs(const Options & options, const std::vector<std::string> & sources);
+
+/** Outputs written into a hidden folder beside each destination and moved into place by Commit(), when all
+ * are complete: a failure on the way leaves the destinations as they were. What is not committed is removed. */
+class StagedOutputs
+{
+public:
+  StagedOutputs() = default;
+  StagedOutputs(const StagedOutputs &) = delete;
+  StagedOutputs &
+  operator=(const StagedOutputs &) = delete;
+  ~StagedOutputs();
+
+  /** The path to write instead of `destination`. */
+  std::string
+  Stage(const std::string & destination);
+
+  /** Renames every staged file into its destination's folder (headers of detached formats last). */
+  void
+  Commit();
+
+private:
+  std::vector<std::pair<std::string, std::string>> m_Folders; ///< destination folder, staging folder
 };
 
 /** One attribute of one object: a scalar (empty shape), a vector ({n}) or a matrix ({rows, columns},

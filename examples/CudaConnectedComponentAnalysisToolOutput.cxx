@@ -298,7 +298,14 @@ PrintSummary(const Report & r)
   line("image") << r.image << std::endl;
   line("foreground") << r.foreground << std::endl;
   line("connectivity") << r.connectivity << std::endl;
-  line("objects") << r.labeled << " labeled, " << r.kept << " kept" << r.postProcessing << std::endl;
+  if (r.labeled == 0)
+  {
+    line("objects") << "0 objects: no pixel has " << r.foreground << std::endl;
+  }
+  else
+  {
+    line("objects") << r.labeled << " labeled, " << r.kept << " kept" << r.postProcessing << std::endl;
+  }
   if (!r.largestLabel.empty())
   {
     line("largest") << std::right << std::setw(10) << "label" << std::setw(14) << "pixels" << std::setw(22)

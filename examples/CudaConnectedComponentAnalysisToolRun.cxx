@@ -200,6 +200,7 @@ template <typename TOut, typename TLabelImage>
 void
 WriteLabelImage(const TLabelImage * labels,
                 const std::string & fileName,
+                const std::string & destination,
                 const std::string & labelType,
                 ProgressBar &       bar)
 {
@@ -227,10 +228,10 @@ WriteLabelImage(const TLabelImage * labels,
   }
   catch (const itk::ExceptionObject & e)
   {
-    // An IO that refuses the pixel type (PNG and uint32, say) may have created the file already: an empty
-    // or partial file must not pass for a result.
-    itksys::SystemTools::RemoveFile(fileName);
-    throw ToolError(ExitFailure, "cannot write " + fileName + " with " + labelType + " labels: " + e.GetDescription());
+    // An IO that refuses the pixel type (PNG and uint32, say) may have created the staged file already:
+    // it is removed with its staging folder, and the destination was never touched.
+    throw ToolError(ExitFailure,
+                    "cannot write " + destination + " with " + labelType + " labels: " + e.GetDescription());
   }
   bar.Finish();
 }
@@ -280,10 +281,10 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
 
   report.labeled = filter->GetOriginalObjectCount();
   report.kept = filter->GetObjectCount();
-  if (report.labeled == 0)
+  if (report.labeled == 0 && options.failIfEmpty)
   {
     throw ToolError(ExitEmptySelection, "no foreground pixel: no pixel of " + report.input + " has " +
-                                          report.foreground + " (nothing labeled, nothing written)");
+                                          report.foreground + " (nothing labeled, nothing written: --fail-if-empty)");
   }
   const std::string labelType = options.labelType.empty() ? SmallestLabelType(report.kept) : options.labelType;
   if (report.kept > LabelTypeMax(labelType))
@@ -293,7 +294,7 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
                                          " labels); use --label-type " + SmallestLabelType(report.kept) +
                                          " (nothing written)");
   }
-  if (report.kept == 0)
+  if (report.kept == 0 && report.labeled > 0)
   {
     std::cerr << "cca: warning: none of the " << report.labeled
               << " objects passed --min-size / --min-physical-size / --keep: the labels are all background"
@@ -326,25 +327,28 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
     report.largestSize.push_back(static_cast<double>(f.NumberOfPixels) * pixelVolume);
   }
 
-  const auto writeStart = Clock::now();
+  // Every output into a staging folder beside it, moved into place only when all are written.
+  const auto    writeStart = Clock::now();
+  StagedOutputs staged;
   if (!options.output.empty())
   {
     const LabelImageType * labels = filter->GetOutput();
+    const std::string      file = staged.Stage(options.output);
     if (labelType == "uint8")
     {
-      WriteLabelImage<std::uint8_t>(labels, options.output, labelType, bar);
+      WriteLabelImage<std::uint8_t>(labels, file, options.output, labelType, bar);
     }
     else if (labelType == "uint16")
     {
-      WriteLabelImage<std::uint16_t>(labels, options.output, labelType, bar);
+      WriteLabelImage<std::uint16_t>(labels, file, options.output, labelType, bar);
     }
     else if (labelType == "uint32")
     {
-      WriteLabelImage<std::uint32_t>(labels, options.output, labelType, bar);
+      WriteLabelImage<std::uint32_t>(labels, file, options.output, labelType, bar);
     }
     else
     {
-      WriteLabelImage<std::uint64_t>(labels, options.output, labelType, bar);
+      WriteLabelImage<std::uint64_t>(labels, file, options.output, labelType, bar);
     }
     report.written.push_back(options.output + " (" + labelType + " labels)");
   }
@@ -360,7 +364,7 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
     }
     if (!options.csv.empty())
     {
-      WriteCSV(options.csv, AttributesOf(*LabelObjectType::New(), options), rows);
+      WriteCSV(staged.Stage(options.csv), AttributesOf(*LabelObjectType::New(), options), rows);
       report.written.push_back(options.csv);
     }
     if (!options.json.empty())
@@ -372,10 +376,11 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
                             { "used", BackendName(filter->GetBackendUsed()) },
                             { "description", filter->GetBackendDescription() } };
       header["seconds"] = { { "read", report.readSeconds }, { "analyze", report.analyzeSeconds } };
-      WriteJSON(options.json, header, rows);
+      WriteJSON(staged.Stage(options.json), header, rows);
       report.written.push_back(options.json);
     }
   }
+  staged.Commit();
   report.writeSeconds = SecondsSince(writeStart);
   return ExitOk;
 }
@@ -396,10 +401,12 @@ RunTyped(const Options & options, const InputDescription & input)
   TPixel lower{};
   TPixel upper{};
   const bool nonZero = !options.hasLower && !options.hasUpper;
-  if (!nonZero && !SelectionRange(options, lower, upper))
+  const bool nothingSelected = !nonZero && !SelectionRange(options, lower, upper);
+  if (nothingSelected && options.failIfEmpty)
   {
     throw ToolError(ExitEmptySelection, "empty selection: no value of the pixel type (" + input.componentName +
-                                          ") has " + report.foreground + " (nothing labeled, nothing written)");
+                                          ") has " + report.foreground +
+                                          " (nothing labeled, nothing written: --fail-if-empty)");
   }
 
   ProgressBar                      bar(options.progress);
@@ -463,7 +470,7 @@ RunTyped(const Options & options, const InputDescription & input)
   threshold->SetInput(image);
   threshold->SetLowerThreshold(nonZero ? TPixel{} : lower);
   threshold->SetUpperThreshold(nonZero ? TPixel{} : upper);
-  threshold->SetInsideValue(nonZero ? 0 : 1);
+  threshold->SetInsideValue(nonZero || nothingSelected ? 0 : 1);
   threshold->SetOutsideValue(nonZero ? 1 : 0);
 
   // uint32 labels, as ConnectedComponentImageFilter's usual output; images of 2^32 pixels or more can

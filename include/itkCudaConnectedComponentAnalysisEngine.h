@@ -287,10 +287,16 @@ public:
 
   /** Labels and measures the request's image on `backend` and returns the number of components (those kept by
    * the request's post-processing; everything below then sees only those, in their new order). The engine
-   * is kept for the next call with the same backend, device and thread count. Automatic uses the CUDA engine
-   * where a device is usable and the image fits it, else the CPU engine, and says so once per process. */
+   * is kept for the next call with the same backend, device, thread and work unit counts. Automatic uses the
+   * CUDA engine where a device is usable and the image fits it, else the CPU engine, and says so once per
+   * process. The CPU engine starts at most `numberOfThreads` threads (0: all hardware threads) and cuts the
+   * image into `numberOfWorkUnits` blocks (0: one per thread). */
   std::uint64_t
-  Analyze(const Request & request, Backend backend, int deviceId, unsigned numberOfThreads);
+  Analyze(const Request & request,
+          Backend         backend,
+          int             deviceId,
+          unsigned        numberOfThreads,
+          unsigned        numberOfWorkUnits = 0);
 
   /** The number of components the last Analyze() labeled, before its post-processing. */
   std::uint64_t

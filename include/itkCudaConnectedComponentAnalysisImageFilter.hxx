@@ -264,15 +264,20 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
   m_SkippedLabel = m_BackgroundValue >= OutputPixelType{} ? static_cast<std::uint64_t>(m_BackgroundValue)
                                                           : std::numeric_limits<std::uint64_t>::max();
-  // Work units as ITK's filters take them: the CPU engine's threads and the LabelMap's parallel loops.
+  // Work units as ITK's filters take them: the CPU engine's blocks of rows and the LabelMap's parallel loops.
+  // Threads as ITK's multithreader starts them: at most its maximum (ITK's pool cuts the work into several
+  // work units per thread; as many threads as work units would oversubscribe the cores).
   MultiThreaderBase * threader = this->GetMultiThreader();
   threader->SetNumberOfWorkUnits(this->GetNumberOfWorkUnits());
+  const unsigned numberOfThreads =
+    std::max(1u, std::min<unsigned>(this->GetNumberOfWorkUnits(), threader->GetMaximumNumberOfThreads()));
   // Progress over the whole update: the engine, then the label image or the LabelMap's lines and objects.
   this->UpdateProgress(0.0f);
   try
   {
     auto                t0 = Clock::now();
-    const std::uint64_t count = m_Engine.Analyze(request, m_Backend, m_DeviceId, this->GetNumberOfWorkUnits());
+    const std::uint64_t count =
+      m_Engine.Analyze(request, m_Backend, m_DeviceId, numberOfThreads, this->GetNumberOfWorkUnits());
     m_TimeSplit.Analyze = seconds(t0);
     this->UpdateProgress(m_GenerateLabelMap ? 0.3f : 0.4f);
     this->ThrowIfAborted();

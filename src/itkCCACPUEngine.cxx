@@ -59,8 +59,9 @@ namespace cca
 namespace cpu
 {
 
-CPUEngine::CPUEngine(unsigned numberOfThreads)
+CPUEngine::CPUEngine(unsigned numberOfThreads, unsigned numberOfWorkUnits)
   : m_NumberOfThreads(numberOfThreads != 0 ? numberOfThreads : std::max(1u, std::thread::hardware_concurrency()))
+  , m_NumberOfWorkUnits(numberOfWorkUnits != 0 ? numberOfWorkUnits : m_NumberOfThreads)
 {}
 
 std::string
@@ -72,7 +73,8 @@ CPUEngine::GetName() const
 std::string
 CPUEngine::GetDescription() const
 {
-  return "CPU engine, " + std::to_string(m_NumberOfThreads) + (m_NumberOfThreads == 1 ? " thread" : " threads");
+  return "CPU engine, " + std::to_string(m_NumberOfThreads) + (m_NumberOfThreads == 1 ? " thread" : " threads") +
+         (m_NumberOfWorkUnits != m_NumberOfThreads ? ", " + std::to_string(m_NumberOfWorkUnits) + " work units" : "");
 }
 
 std::uint64_t
@@ -122,7 +124,7 @@ CPUEngine::Validate(const LabelingRequest & request)
 void
 CPUEngine::SetUpBlocks()
 {
-  const std::vector<std::uint64_t> firstRow = PartitionRows(m_NumberOfRows, m_Size[0], m_NumberOfThreads);
+  const std::vector<std::uint64_t> firstRow = PartitionRows(m_NumberOfRows, m_Size[0], m_NumberOfWorkUnits);
   m_Blocks.resize(firstRow.size() - 1);
   for (std::size_t b = 0; b < m_Blocks.size(); ++b)
   {
@@ -193,9 +195,9 @@ CPUEngine::WriteLabels(const LabelOutput & output)
 } // namespace cpu
 
 std::unique_ptr<Engine>
-CreateCPUEngine(unsigned numberOfThreads)
+CreateCPUEngine(unsigned numberOfThreads, unsigned numberOfWorkUnits)
 {
-  return std::make_unique<cpu::CPUEngine>(numberOfThreads);
+  return std::make_unique<cpu::CPUEngine>(numberOfThreads, numberOfWorkUnits);
 }
 
 } // namespace cca

@@ -64,7 +64,7 @@ struct RowBlock
 class CPUEngine final : public Engine
 {
 public:
-  explicit CPUEngine(unsigned numberOfThreads);
+  CPUEngine(unsigned numberOfThreads, unsigned numberOfWorkUnits);
 
   std::string
   GetName() const override;
@@ -191,7 +191,8 @@ private:
 
   // State, shared by the stages.
 
-  const unsigned m_NumberOfThreads;
+  const unsigned m_NumberOfThreads;   ///< threads started at most
+  const unsigned m_NumberOfWorkUnits; ///< blocks of rows the image is cut into (ITK's work units)
 
   bool                                    m_Analyzed = false;
   std::array<std::uint64_t, MaxDimension> m_Size{ { 1, 1, 1 } };

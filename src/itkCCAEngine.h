@@ -218,9 +218,11 @@ public:
               CudaConnectedComponentAnalysisEngine::Lines & lines) = 0;
 };
 
-/** The CPU engine: available everywhere. `numberOfThreads` 0 means all hardware threads. */
+/** The CPU engine: available everywhere. It starts at most `numberOfThreads` threads (0: all hardware
+ * threads) and cuts the image into `numberOfWorkUnits` blocks of rows (0: one per thread), handed out to its
+ * threads as they come free, as ITK's multithreaders do with work units. */
 CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
-CreateCPUEngine(unsigned numberOfThreads = 0);
+CreateCPUEngine(unsigned numberOfThreads = 0, unsigned numberOfWorkUnits = 0);
 
 /** Whether this build has the CUDA engine compiled in. */
 CudaConnectedComponentAnalysis_EXPORT bool

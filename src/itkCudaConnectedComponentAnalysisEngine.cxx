@@ -73,10 +73,12 @@ public:
     CudaConnectedComponentAnalysisEngine::Backend backend;
     int                                           deviceId;
     unsigned                                      threads;
+    unsigned                                      workUnits;
     bool
     operator==(const Key & other) const
     {
-      return backend == other.backend && deviceId == other.deviceId && threads == other.threads;
+      return backend == other.backend && deviceId == other.deviceId && threads == other.threads &&
+             workUnits == other.workUnits;
     }
   };
 
@@ -132,7 +134,8 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   {
     if (engine)
     {
-      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads }, std::move(engine));
+      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits },
+                                   std::move(engine));
     }
   }
 
@@ -140,6 +143,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   Backend                      engineBackend{ Backend::Automatic };
   int                          engineDeviceId{ -1 };
   unsigned                     engineThreads{ 0 };
+  unsigned                     engineWorkUnits{ 0 };
   Backend                      used{ Backend::Automatic };
   std::string                  description;
   std::uint64_t                pixels{ 0 }; ///< of the last Analyze()
@@ -158,33 +162,38 @@ struct CudaConnectedComponentAnalysisEngine::Internals
 
   /** The engine for `backend` (never Automatic here), kept while backend, device and threads stay. */
   cca::Engine &
-  Acquire(Backend backend, int deviceId, unsigned numberOfThreads)
+  Acquire(Backend backend, int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits)
   {
     const bool same = engine && engineBackend == backend &&
-                      (backend == Backend::CUDA ? engineDeviceId == deviceId : engineThreads == numberOfThreads);
+                      (backend == Backend::CUDA
+                         ? engineDeviceId == deviceId
+                         : engineThreads == numberOfThreads && engineWorkUnits == numberOfWorkUnits);
     if (!same)
     {
       if (engine)
       {
-        EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads }, std::move(engine));
+        EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits },
+                                     std::move(engine));
       }
-      const EngineCache::Key key{ backend, backend == Backend::CUDA ? deviceId : -1,
-                                  backend == Backend::CUDA ? 0u : numberOfThreads };
+      const bool             cuda = backend == Backend::CUDA;
+      const EngineCache::Key key{ backend, cuda ? deviceId : -1, cuda ? 0u : numberOfThreads,
+                                  cuda ? 0u : numberOfWorkUnits };
       engine = EngineCache::Instance().Take(key);
       if (!engine)
       {
-        engine = backend == Backend::CUDA ? cca::CreateCudaEngine(deviceId) : cca::CreateCPUEngine(numberOfThreads);
+        engine = cuda ? cca::CreateCudaEngine(deviceId) : cca::CreateCPUEngine(numberOfThreads, numberOfWorkUnits);
       }
       engineBackend = key.backend;
       engineDeviceId = key.deviceId;
       engineThreads = key.threads;
+      engineWorkUnits = key.workUnits;
     }
     return *engine;
   }
 
   /** Automatic: the CUDA engine where a device is usable, else the CPU engine (said once). */
   cca::Engine &
-  AcquireAutomatic(int deviceId, unsigned numberOfThreads)
+  AcquireAutomatic(int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits)
   {
     if (engine && engineBackend == Backend::CUDA && engineDeviceId == deviceId)
     {
@@ -195,7 +204,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals
     {
       try
       {
-        return Acquire(Backend::CUDA, deviceId, numberOfThreads);
+        return Acquire(Backend::CUDA, deviceId, numberOfThreads, numberOfWorkUnits);
       }
       catch (const cca::EngineUnavailable & e)
       {
@@ -203,7 +212,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals
       }
     }
     ReportCPUFallbackOnce(reason);
-    return Acquire(Backend::CPU, deviceId, numberOfThreads);
+    return Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
   }
 
   cca::Engine &
@@ -278,7 +287,11 @@ CudaConnectedComponentAnalysisEngine::CudaConnectedComponentAnalysisEngine()
 CudaConnectedComponentAnalysisEngine::~CudaConnectedComponentAnalysisEngine() = default;
 
 std::uint64_t
-CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend, int deviceId, unsigned numberOfThreads)
+CudaConnectedComponentAnalysisEngine::Analyze(const Request & r,
+                                              Backend         backend,
+                                              int             deviceId,
+                                              unsigned        numberOfThreads,
+                                              unsigned        numberOfWorkUnits)
 {
   Internals & in = *m_Internals;
   in.used = Backend::Automatic;
@@ -294,8 +307,9 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
   request.computeShapeSums = r.computeShapeSums;
   request.computePerimeter = r.computePerimeter;
   return Translated("labeling the image", [&]() -> std::uint64_t {
-    cca::Engine * engine = backend == Backend::Automatic ? &in.AcquireAutomatic(deviceId, numberOfThreads)
-                                                         : &in.Acquire(backend, deviceId, numberOfThreads);
+    cca::Engine * engine = backend == Backend::Automatic
+                             ? &in.AcquireAutomatic(deviceId, numberOfThreads, numberOfWorkUnits)
+                             : &in.Acquire(backend, deviceId, numberOfThreads, numberOfWorkUnits);
     std::uint64_t count = 0;
     try
     {
@@ -309,7 +323,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
         throw;
       }
       ReportCPUFallbackOnce(e.what());
-      engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads);
+      engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
       count = engine->Analyze(request);
     }
     in.used = in.engineBackend;

@@ -30,7 +30,7 @@
 //   badconnectivity, lowerupper, badoutput, masksize, writefail   one error each: exit code and message on
 //                                stderr; no output file left behind
 // CTSlice.mha is passed after the output folder for the cases that need a real image.
-#include "itkCCATestUtilities.h"
+#include "itkCCAToolTestUtilities.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCastImageFilter.h"
 #include "itkImageFileReader.h"
@@ -59,86 +59,18 @@
 namespace
 {
 using namespace itk;
+using ccatest::Expect;
+using ccatest::g_Folder;
+using ccatest::g_Tool;
+using ccatest::Outcome;
+using ccatest::Run;
+using ccatest::Slurp;
 
 using LabelImage3 = Image<std::uint32_t, 3>;
 using Binary3 = Image<unsigned char, 3>;
 using Real3 = Image<double, 3>;
 
-std::string g_Tool;
-std::string g_Folder;
 std::string g_Backend = "cpu"; ///< the format cases' --backend: cuda for a case named CASE_cuda (gpu label)
-
-struct Outcome
-{
-  int         code{ -1 };
-  std::string out;
-  std::string err;
-};
-
-std::string
-Quote(const std::string & s)
-{
-#ifdef _WIN32
-  return "\"" + s + "\"";
-#else
-  std::string q = "'";
-  for (char c : s)
-  {
-    q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  }
-  return q + "'";
-#endif
-}
-
-std::string
-Slurp(const std::string & fileName)
-{
-  std::ifstream     in(fileName, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-/** Runs the tool; stdout and stderr go to files, read back and echoed for the test log. */
-Outcome
-Run(const std::vector<std::string> & args, const std::string & tag)
-{
-  std::string command = Quote(g_Tool);
-  for (const auto & a : args)
-  {
-    command += " " + Quote(a);
-  }
-  const std::string out = g_Folder + "/" + tag + ".stdout";
-  const std::string err = g_Folder + "/" + tag + ".stderr";
-  std::cout << "$ " << command << std::endl;
-  const int status = std::system((command + " > " + Quote(out) + " 2> " + Quote(err)).c_str());
-  Outcome   o;
-#ifdef _WIN32
-  o.code = status;
-#else
-  o.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-#endif
-  o.out = Slurp(out);
-  o.err = Slurp(err);
-  std::cout << o.out << o.err << "exit code " << o.code << std::endl;
-  return o;
-}
-
-bool
-Expect(const Outcome & o, int code, const std::string & inStderr)
-{
-  if (o.code != code)
-  {
-    std::cerr << "expected exit code " << code << ", got " << o.code << std::endl;
-    return false;
-  }
-  if (o.err.find(inStderr) == std::string::npos)
-  {
-    std::cerr << "stderr lacks \"" << inStderr << "\"" << std::endl;
-    return false;
-  }
-  return true;
-}
 
 bool
 Close(double ours, double itk, const std::string & what)
@@ -484,9 +416,10 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
   {
     const std::map<std::string, ErrorCase> simple{
       { "missing", { 2, "does not exist", { f + "nothing.nii.gz" } } },
-      { "empty", { 4, "no foreground pixel", { ct, "--lower", "30000", "--output", f + "out.nrrd" } } },
+      // (without --fail-if-empty these are results: 0 objects, test CCAToolSafety_empty*)
+      { "empty", { 4, "no foreground pixel", { ct, "--lower", "30000", "--fail-if-empty", "--output", f + "out.nrrd" } } },
       // no short value that high at all: known before reading
-      { "emptyrange", { 4, "empty selection", { ct, "--lower", "40000" } } },
+      { "emptyrange", { 4, "empty selection", { ct, "--lower", "40000", "--fail-if-empty" } } },
       { "unknownoption", { 1, "unknown option '--frobnicate'", { ct, "--frobnicate" } } },
       { "badvalue", { 1, "'abc' is not a non-negative integer", { ct, "--min-size", "abc" } } },
       { "badnumber", { 1, "is not a (finite) number", { ct, "--lower", "1e400" } } },

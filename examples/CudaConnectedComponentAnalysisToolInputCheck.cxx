@@ -1,0 +1,410 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// Is the input whole? ITK's NIfTI, MetaImage and TIFF readers take a file cut short as if it were whole
+// (the missing pixels read as 0, at most a line on stderr), so cca compares the bytes each header promises
+// with the bytes its data stream yields before labeling anything:
+//  - NIfTI-1/-2 and Analyze (.nii, .nii.gz, .hdr/.img[.gz]): vox_offset + dim[1..] x bitpix / 8, the stream
+//    decompressed where it is gzip (which also checks its CRC);
+//  - MetaImage (.mha, .mhd + data file): DimSize x channels x element size from HeaderSize (or from the end),
+//    the zlib stream inflated where CompressedData is set;
+//  - TIFF (classic and BigTIFF): every strip and tile of every directory inside the file, the directory chain
+//    readable to its end (CudaConnectedComponentAnalysisToolTiffCheck.cxx).
+// NRRD (raw and gzip, attached or detached) and PNG fail ITK's read themselves (tests CCAToolSafety_*).
+// The DICOM series checks (a damaged slice, slices missing from a regular spacing) are in
+// CudaConnectedComponentAnalysisToolDicomCheck.cxx.
+#include "CudaConnectedComponentAnalysisToolInputCheck.h"
+
+#include "itk_zlib.h"
+#include "itksys/SystemTools.hxx"
+
+#include <array>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace cca_tool
+{
+
+std::string
+Bytes(std::uint64_t n)
+{
+  return std::to_string(n) + (n == 1 ? " byte" : " bytes");
+}
+
+ToolError
+Truncated(const std::string & file, std::uint64_t promised, std::uint64_t yielded, const std::string & what)
+{
+  return ToolError(ExitCannotRead, file + " is truncated or damaged: its header promises " + Bytes(promised) + " " +
+                                     what + ", the file yields " + Bytes(yielded) +
+                                     " (the image is not labeled: the missing part would read as background)");
+}
+
+std::uint64_t
+FileSize(const std::string & file)
+{
+  return static_cast<std::uint64_t>(itksys::SystemTools::FileLength(file));
+}
+
+namespace
+{
+
+bool
+IsGzip(const std::string & file)
+{
+  unsigned char magic[2] = { 0, 0 };
+  std::ifstream in(file, std::ios::binary);
+  in.read(reinterpret_cast<char *>(magic), 2);
+  return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+/** The number of bytes a gzip file decompresses to (all members); throws when the stream is cut or damaged
+ * (zlib's message: "unexpected end of file", "incorrect data check", ...), with the bytes read so far. */
+std::uint64_t
+GzipLength(const std::string & file, std::uint64_t promised, const std::string & what)
+{
+  gzFile gz = gzopen(file.c_str(), "rb");
+  if (!gz)
+  {
+    throw ToolError(ExitCannotRead, "cannot open " + file);
+  }
+  gzbuffer(gz, 1u << 18);
+  std::vector<char> buffer(1u << 20);
+  std::uint64_t     total = 0;
+  int               n = 0;
+  while ((n = gzread(gz, buffer.data(), static_cast<unsigned>(buffer.size()))) > 0)
+  {
+    total += static_cast<std::uint64_t>(n);
+  }
+  // A stream cut short is Z_BUF_ERROR ("unexpected end of file"), which gzread does not report as -1.
+  int               code = Z_OK;
+  const std::string message = gzerror(gz, &code);
+  gzclose(gz);
+  if (n < 0 || code != Z_OK)
+  {
+    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its gzip stream breaks off (zlib: " +
+                                      message + ") after yielding " + Bytes(total) + " of the " + Bytes(promised) +
+                                      " its header promises " + what + " (the image is not labeled)");
+  }
+  return total;
+}
+
+/** The bytes of `file` from `offset` on: the file's rest, or what its gzip stream yields. */
+std::uint64_t
+StreamLength(const std::string & file, std::uint64_t promised, const std::string & what)
+{
+  return IsGzip(file) ? GzipLength(file, promised, what) : FileSize(file);
+}
+
+// ---------------------------------------------------------------------------------------------- NIfTI
+
+template <typename T>
+T
+FieldAt(const unsigned char * header, std::size_t offset, bool swap)
+{
+  unsigned char bytes[sizeof(T)];
+  std::memcpy(bytes, header + offset, sizeof(T));
+  if (swap)
+  {
+    for (std::size_t i = 0; i < sizeof(T) / 2; ++i)
+    {
+      std::swap(bytes[i], bytes[sizeof(T) - 1 - i]);
+    }
+  }
+  T value;
+  std::memcpy(&value, bytes, sizeof(T));
+  return value;
+}
+
+/** The data file of an Analyze / NIfTI pair: NAME.hdr[.gz] -> NAME.img[.gz] (either compressed or not). */
+std::string
+NiftiPairDataFile(const std::string & header)
+{
+  std::string base = header;
+  for (const char * ext : { ".hdr.gz", ".HDR.gz", ".hdr", ".HDR" })
+  {
+    const std::size_t n = std::strlen(ext);
+    if (base.size() > n && base.compare(base.size() - n, n, ext) == 0)
+    {
+      base.resize(base.size() - n);
+      break;
+    }
+  }
+  for (const char * ext : { ".img", ".img.gz", ".IMG", ".IMG.gz" })
+  {
+    if (itksys::SystemTools::FileExists(base + ext, true))
+    {
+      return base + ext;
+    }
+  }
+  return base + ".img";
+}
+
+std::vector<std::string>
+CheckNifti(const std::string & file)
+{
+  // The header, decompressed where it is gzip (gzread reads plain files as they are).
+  std::array<unsigned char, 540> header{};
+  gzFile                         gz = gzopen(file.c_str(), "rb");
+  const int                      got = gz ? gzread(gz, header.data(), static_cast<unsigned>(header.size())) : -1;
+  if (gz)
+  {
+    gzclose(gz);
+  }
+  if (got < 348)
+  {
+    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its NIfTI header is incomplete (" +
+                                      Bytes(got < 0 ? 0 : got) + " of at least 348)");
+  }
+  const std::int32_t sizeofHdr = FieldAt<std::int32_t>(header.data(), 0, false);
+  bool               swap = false;
+  bool               nifti2 = false;
+  if (sizeofHdr == 348 || sizeofHdr == 540)
+  {
+    nifti2 = sizeofHdr == 540;
+  }
+  else if (FieldAt<std::int32_t>(header.data(), 0, true) == 348 || FieldAt<std::int32_t>(header.data(), 0, true) == 540)
+  {
+    swap = true;
+    nifti2 = FieldAt<std::int32_t>(header.data(), 0, true) == 540;
+  }
+  else
+  {
+    return { file }; // not a header this check knows: ITK's reader decides
+  }
+  if (nifti2 && got < 540)
+  {
+    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its NIfTI-2 header is incomplete (" +
+                                      Bytes(got) + " of 540)");
+  }
+  std::uint64_t voxels = 1;
+  std::uint64_t voxOffset = 0;
+  std::int64_t  bitpix = 0;
+  bool          singleFile = false;
+  if (nifti2)
+  {
+    const auto rank = FieldAt<std::int64_t>(header.data(), 16, swap);
+    for (std::int64_t d = 1; d <= std::min<std::int64_t>(rank, 7); ++d)
+    {
+      voxels *= static_cast<std::uint64_t>(std::max<std::int64_t>(1, FieldAt<std::int64_t>(header.data(), 16 + 8 * d, swap)));
+    }
+    bitpix = FieldAt<std::int16_t>(header.data(), 14, swap);
+    voxOffset = static_cast<std::uint64_t>(std::max<std::int64_t>(0, FieldAt<std::int64_t>(header.data(), 168, swap)));
+    singleFile = std::memcmp(header.data() + 4, "n+2", 4) == 0;
+  }
+  else
+  {
+    const auto rank = FieldAt<std::int16_t>(header.data(), 40, swap);
+    for (int d = 1; d <= std::min<int>(rank, 7); ++d)
+    {
+      voxels *= static_cast<std::uint64_t>(std::max<int>(1, FieldAt<std::int16_t>(header.data(), 40 + 2 * d, swap)));
+    }
+    bitpix = FieldAt<std::int16_t>(header.data(), 72, swap);
+    voxOffset = static_cast<std::uint64_t>(std::max(0.0f, FieldAt<float>(header.data(), 108, swap)));
+    singleFile = std::memcmp(header.data() + 344, "n+1", 4) == 0;
+  }
+  if (bitpix <= 0 || bitpix % 8 != 0)
+  {
+    return { file }; // bit-packed or unknown: ITK's reader decides
+  }
+  const std::uint64_t dataBytes = voxels * static_cast<std::uint64_t>(bitpix / 8);
+  const std::string   dataFile = singleFile ? file : NiftiPairDataFile(file);
+  if (!singleFile && !itksys::SystemTools::FileExists(dataFile, true))
+  {
+    throw ToolError(ExitCannotRead, "the data file " + dataFile + " of " + file + " does not exist");
+  }
+  const std::uint64_t promised = voxOffset + dataBytes;
+  const std::string   what = "(vox_offset " + std::to_string(voxOffset) + " + " + Bytes(dataBytes) + " of voxels)";
+  const std::uint64_t yielded = StreamLength(dataFile, promised, what);
+  if (yielded < promised)
+  {
+    throw Truncated(dataFile, promised, yielded, what);
+  }
+  return singleFile ? std::vector<std::string>{ file } : std::vector<std::string>{ file, dataFile };
+}
+
+// ------------------------------------------------------------------------------------------ MetaImage
+
+std::string
+Trim(const std::string & s)
+{
+  const auto first = s.find_first_not_of(" \t\r\n");
+  const auto last = s.find_last_not_of(" \t\r\n");
+  return first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+}
+
+/** Inflates the zlib (or gzip) streams of `in` from its position on, stream after stream, and returns the
+ * bytes they yield; throws when a stream is cut or damaged. */
+std::uint64_t
+InflatedLength(std::istream & in, const std::string & file, std::uint64_t promised, const std::string & what)
+{
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 32) != Z_OK) // 15 + 32: zlib or gzip header, detected
+  {
+    throw ToolError(ExitFailure, "zlib: inflateInit2 failed");
+  }
+  std::vector<unsigned char> input(1u << 18);
+  std::vector<unsigned char> output(1u << 20);
+  std::uint64_t              total = 0;
+  int                        code = Z_OK;
+  bool                       inStream = false;
+  while (true)
+  {
+    if (stream.avail_in == 0)
+    {
+      in.read(reinterpret_cast<char *>(input.data()), static_cast<std::streamsize>(input.size()));
+      stream.next_in = input.data();
+      stream.avail_in = static_cast<uInt>(in.gcount());
+      if (stream.avail_in == 0)
+      {
+        break; // end of file: inside a stream (cut) or between streams
+      }
+    }
+    inStream = true;
+    stream.next_out = output.data();
+    stream.avail_out = static_cast<uInt>(output.size());
+    code = inflate(&stream, Z_NO_FLUSH);
+    total += output.size() - stream.avail_out;
+    if (code == Z_STREAM_END)
+    {
+      inStream = false;
+      if (total >= promised)
+      {
+        break;
+      }
+      inflateReset(&stream); // another stream follows
+    }
+    else if (code != Z_OK && code != Z_BUF_ERROR)
+    {
+      const std::string message = stream.msg ? stream.msg : "error " + std::to_string(code);
+      inflateEnd(&stream);
+      throw ToolError(ExitCannotRead, file + " is truncated or damaged: its compressed data fails after " +
+                                        Bytes(total) + " of the " + Bytes(promised) + " " + what + " (zlib: " +
+                                        message + "; the image is not labeled)");
+    }
+  }
+  inflateEnd(&stream);
+  if (inStream && total < promised)
+  {
+    throw Truncated(file, promised, total, what + " (the compressed stream is cut)");
+  }
+  if (inStream) // every pixel came out, but the file ends before the stream does (its checksum at least)
+  {
+    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its compressed data end before their " +
+                                      "stream does (its checksum is missing), after " + Bytes(total) + " " + what +
+                                      " (the image is not labeled)");
+  }
+  return total;
+}
+
+std::vector<std::string>
+CheckMetaImage(const std::string & file, std::uint64_t promised)
+{
+  std::ifstream in(file, std::ios::binary);
+  std::map<std::string, std::string> keys;
+  std::string                         line;
+  std::uint64_t                       dataStart = 0;
+  while (std::getline(in, line))
+  {
+    const auto equals = line.find('=');
+    if (equals == std::string::npos)
+    {
+      continue;
+    }
+    const std::string key = Trim(line.substr(0, equals));
+    keys[key] = Trim(line.substr(equals + 1));
+    if (key == "ElementDataFile")
+    {
+      dataStart = static_cast<std::uint64_t>(in.tellg());
+      break;
+    }
+  }
+  const std::string element = keys["ElementDataFile"];
+  if (element.empty() || element == "LIST" || element.find('%') != std::string::npos)
+  {
+    return { file }; // a file list or pattern: not checked here
+  }
+  const bool        local = element == "LOCAL" || element == "Local" || element == "local";
+  const std::string dataFile =
+    local ? file
+          : (itksys::SystemTools::FileIsFullPath(element)
+               ? element
+               : itksys::SystemTools::GetFilenamePath(file).empty()
+                   ? element
+                   : itksys::SystemTools::GetFilenamePath(file) + "/" + element);
+  if (!itksys::SystemTools::FileExists(dataFile, true))
+  {
+    throw ToolError(ExitCannotRead, "the data file " + dataFile + " of " + file + " does not exist");
+  }
+  const bool compressed = keys["CompressedData"] == "True" || keys["CompressedData"] == "true";
+  long long  headerSize = 0;
+  if (keys.count("HeaderSize"))
+  {
+    headerSize = std::atoll(keys["HeaderSize"].c_str());
+  }
+  const std::string what = "of pixel data";
+  std::ifstream     data(dataFile, std::ios::binary);
+  std::uint64_t     start = local ? dataStart : 0;
+  if (headerSize > 0)
+  {
+    start += static_cast<std::uint64_t>(headerSize);
+  }
+  if (compressed)
+  {
+    data.seekg(static_cast<std::streamoff>(start));
+    const std::uint64_t yielded = InflatedLength(data, dataFile, promised, what);
+    if (yielded < promised)
+    {
+      throw Truncated(dataFile, promised, yielded, what);
+    }
+  }
+  else
+  {
+    const std::uint64_t size = FileSize(dataFile);
+    // HeaderSize = -1: the data are the file's last bytes, so only the file's length can be compared.
+    const std::uint64_t yielded = headerSize == -1 ? size : (size > start ? size - start : 0);
+    if (yielded < promised)
+    {
+      throw Truncated(dataFile, promised, yielded, what);
+    }
+  }
+  return local ? std::vector<std::string>{ file } : std::vector<std::string>{ file, dataFile };
+}
+
+} // namespace
+
+std::vector<std::string>
+CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io)
+{
+  const std::string name = io.GetNameOfClass();
+  if (name == "NiftiImageIO")
+  {
+    return CheckNifti(file);
+  }
+  if (name == "MetaImageIO")
+  {
+    return CheckMetaImage(file, static_cast<std::uint64_t>(io.GetImageSizeInBytes()));
+  }
+  if (name == "TIFFImageIO")
+  {
+    CheckTiff(file);
+  }
+  return { file };
+}
+
+} // namespace cca_tool
