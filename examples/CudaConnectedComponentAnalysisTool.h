@@ -37,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -120,6 +121,8 @@ struct InputDescription
   itk::IOComponentEnum     componentType{ itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE };
   std::string              componentName; ///< as ITK names it: "short", "unsigned_char", ...
   std::vector<std::string> files;         ///< every file the input is read from (header, data, slices)
+  std::function<void()>    verifyData;    ///< the completeness check's decompression pass, if any: run it beside
+                                          ///< the read, and label nothing if it throws
 };
 
 /** Reads the header of the input (the first file of a DICOM series), checks that cca can label it and that
@@ -138,9 +141,12 @@ CheckOutputFormatHoldsDimension(const std::string & output, unsigned int dimensi
 /** Checks, before the pixels are read, that the image file's data hold what its header promises (NIfTI and
  * Analyze, MetaImage, TIFF: formats whose ITK reader takes a short file as whole); throws ToolError
  * (ExitCannotRead) naming the file and both sizes. `io` has read the file's information. Returns the files
- * the image is read from (the header and, for detached formats, its data file). */
+ * the image is read from (the header and, for detached formats, its data file). With `deferred`, a pass that
+ * decompresses the whole data stream is not run but put there, for the caller to run beside the read. */
 std::vector<std::string>
-CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io);
+CheckImageFileComplete(const std::string &     file,
+                       const itk::ImageIOBase & io,
+                       std::function<void()> * deferred = nullptr);
 
 /** Checks the DICOM series of `input` (a directory): no DICOM file of it left out of every series (an
  * unreadable header), every slice's pixel data whole, the slices evenly spaced (else an error, or with

@@ -33,6 +33,7 @@
 #include "itksys/SystemTools.hxx"
 
 #include <array>
+#include <functional>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -155,8 +156,22 @@ NiftiPairDataFile(const std::string & header)
   return base + ".img";
 }
 
+/** Runs `pass` now, or hands it to the caller through `deferred` (to run beside the image's read). */
+void
+RunOrDefer(std::function<void()> pass, std::function<void()> * deferred)
+{
+  if (deferred)
+  {
+    *deferred = std::move(pass);
+  }
+  else
+  {
+    pass();
+  }
+}
+
 std::vector<std::string>
-CheckNifti(const std::string & file)
+CheckNifti(const std::string & file, std::function<void()> * deferred)
 {
   // The header, decompressed where it is gzip (gzread reads plain files as they are).
   std::array<unsigned char, 540> header{};
@@ -230,10 +245,20 @@ CheckNifti(const std::string & file)
   }
   const std::uint64_t promised = voxOffset + dataBytes;
   const std::string   what = "(vox_offset " + std::to_string(voxOffset) + " + " + Bytes(dataBytes) + " of voxels)";
-  const std::uint64_t yielded = StreamLength(dataFile, promised, what);
-  if (yielded < promised)
+  const auto pass = [dataFile, promised, what]() {
+    const std::uint64_t yielded = StreamLength(dataFile, promised, what);
+    if (yielded < promised)
+    {
+      throw Truncated(dataFile, promised, yielded, what);
+    }
+  };
+  if (IsGzip(dataFile))
   {
-    throw Truncated(dataFile, promised, yielded, what);
+    RunOrDefer(pass, deferred); // a decompression of the whole stream
+  }
+  else
+  {
+    pass(); // the file's length
   }
   return singleFile ? std::vector<std::string>{ file } : std::vector<std::string>{ file, dataFile };
 }
@@ -313,7 +338,7 @@ InflatedLength(std::istream & in, const std::string & file, std::uint64_t promis
 }
 
 std::vector<std::string>
-CheckMetaImage(const std::string & file, std::uint64_t promised)
+CheckMetaImage(const std::string & file, std::uint64_t promised, std::function<void()> * deferred)
 {
   std::ifstream in(file, std::ios::binary);
   std::map<std::string, std::string> keys;
@@ -358,7 +383,6 @@ CheckMetaImage(const std::string & file, std::uint64_t promised)
     headerSize = std::atoll(keys["HeaderSize"].c_str());
   }
   const std::string what = "of pixel data";
-  std::ifstream     data(dataFile, std::ios::binary);
   std::uint64_t     start = local ? dataStart : 0;
   if (headerSize > 0)
   {
@@ -366,12 +390,17 @@ CheckMetaImage(const std::string & file, std::uint64_t promised)
   }
   if (compressed)
   {
-    data.seekg(static_cast<std::streamoff>(start));
-    const std::uint64_t yielded = InflatedLength(data, dataFile, promised, what);
-    if (yielded < promised)
-    {
-      throw Truncated(dataFile, promised, yielded, what);
-    }
+    RunOrDefer(
+      [dataFile, start, promised, what]() { // a decompression of the whole stream
+        std::ifstream data(dataFile, std::ios::binary);
+        data.seekg(static_cast<std::streamoff>(start));
+        const std::uint64_t yielded = InflatedLength(data, dataFile, promised, what);
+        if (yielded < promised)
+        {
+          throw Truncated(dataFile, promised, yielded, what);
+        }
+      },
+      deferred);
   }
   else
   {
@@ -389,16 +418,16 @@ CheckMetaImage(const std::string & file, std::uint64_t promised)
 } // namespace
 
 std::vector<std::string>
-CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io)
+CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io, std::function<void()> * deferred)
 {
   const std::string name = io.GetNameOfClass();
   if (name == "NiftiImageIO")
   {
-    return CheckNifti(file);
+    return CheckNifti(file, deferred);
   }
   if (name == "MetaImageIO")
   {
-    return CheckMetaImage(file, static_cast<std::uint64_t>(io.GetImageSizeInBytes()));
+    return CheckMetaImage(file, static_cast<std::uint64_t>(io.GetImageSizeInBytes()), deferred);
   }
   if (name == "TIFFImageIO")
   {

@@ -93,7 +93,7 @@ ProbeInput(const std::string & path, const Options & options)
   }
   else
   {
-    input.files = CheckImageFileComplete(path, *io);
+    input.files = CheckImageFileComplete(path, *io, &input.verifyData);
   }
 
   // A series is a volume: its slices are stacked along the third axis.

@@ -28,7 +28,8 @@
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
 //   badconnectivity, lowerupper, badoutput, masksize, writefail   one error each: exit code and message on
-//                                stderr; no output file left behind
+//                                stderr; no output file left behind (empty and emptyrange with --fail-if-empty;
+//                                without it no foreground is a result: CCAToolSafety_empty*)
 // CTSlice.mha is passed after the output folder for the cases that need a real image.
 #include "itkCCAToolTestUtilities.h"
 #include "itkBinaryThresholdImageFilter.h"
