@@ -203,7 +203,7 @@ LongImage(Backend backend, const typename Image<unsigned char, D>::SizeType & si
   using MapType = typename CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::LabelMapType;
   auto shape = LabelImageToShapeLabelMapFilter<LabelType, MapType>::New();
   shape->SetInput(reference->GetOutput());
-  shape->SetNumberOfWorkUnits(1); // multi-threaded, ITK splits lines of 1-row images (README)
+  shape->SetNumberOfWorkUnits(1); // multi-threaded, ITK splits lines of 1-row images (docs/filter.md, "Differences from ITK")
   shape->Update();
   std::ostringstream what;
   what << "image " << size;

@@ -158,7 +158,7 @@ def case_labelmap(backend):
                     va, vb = getattr(a, "Get" + name)(), getattr(b, "Get" + name)()
                     assert close(va, vb), (label, name, va, vb)
                 assert close(a.GetCentroid(), b.GetCentroid(), scale=extent), (label, a.GetCentroid(), b.GetCentroid())
-                # Moments: ITK sums physical coordinates in double, a residue of ~1e-16 |origin|^2 (README).
+                # Moments: ITK sums physical coordinates in double, a residue of ~1e-16 |origin|^2 (docs/filter.md, "Differences from ITK").
                 assert close(a.GetPrincipalMoments(), b.GetPrincipalMoments(), scale=extent**2), label
                 objects += 1
     print(f"{objects} objects with ITK's attributes")
