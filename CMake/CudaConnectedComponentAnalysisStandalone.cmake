@@ -34,7 +34,8 @@ macro(itk_module_add_library _name)
     string(TOUPPER ${_name} _upper_name)
     target_compile_definitions(${_name} PUBLIC ${_upper_name}_STATIC_DEFINE)
   endif()
-  target_include_directories(${_name} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+  target_include_directories(${_name} PUBLIC ${CudaConnectedComponentAnalysis_INCLUDE_DIRS}
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
   target_link_libraries(${_name} LINK_PUBLIC ${ITK_LIBRARIES})
 endmacro()
 

@@ -32,11 +32,11 @@ namespace cca
 {
 
 DeviceResidentTimings
-BenchmarkCudaDeviceResident(const LabelingRequest & hostRequest, int deviceId, int warmupRuns, int timedRuns)
+BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmupRuns, int timedRuns)
 {
   if (hostRequest.mask)
   {
-    throw EngineError("the device-resident benchmark takes no mask");
+    throw Error("the device-resident benchmark takes no mask");
   }
   auto  engineOwner = CreateCudaEngine(deviceId);
   auto & engine = static_cast<cuda::CudaEngine &>(*engineOwner);
@@ -44,7 +44,7 @@ BenchmarkCudaDeviceResident(const LabelingRequest & hostRequest, int deviceId, i
   cuda::DeviceBuffer deviceInput;
   deviceInput.Reserve(bytes, "the benchmark image");
   CCA_CUDA_CHECK(cudaMemcpy(deviceInput.As<void>(), hostRequest.input, bytes, cudaMemcpyHostToDevice));
-  LabelingRequest request = hostRequest;
+  Request request = hostRequest;
   request.input = deviceInput.As<void>();
 
   LabelOutput labels;

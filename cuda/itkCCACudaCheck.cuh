@@ -32,7 +32,7 @@ namespace cca
 namespace cuda
 {
 
-/** Throws EngineError naming the failed call; out-of-memory gets its own wording so that users
+/** Throws Error naming the failed call; out-of-memory gets its own wording so that users
  * see at once that the image is too large for the device rather than a generic CUDA failure. */
 [[noreturn]] inline void
 ThrowCudaError(cudaError_t status, const char * what, const char * file, int line)
@@ -52,9 +52,9 @@ ThrowCudaError(cudaError_t status, const char * what, const char * file, int lin
   msg << ": " << cudaGetErrorName(status) << " (" << cudaGetErrorString(status) << ") at " << file << ':' << line;
   if (status == cudaErrorMemoryAllocation)
   {
-    throw EngineOutOfMemory(msg.str());
+    throw OutOfMemory(msg.str());
   }
-  throw EngineError(msg.str());
+  throw Error(msg.str());
 }
 
 } // namespace cuda

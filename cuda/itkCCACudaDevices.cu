@@ -103,13 +103,13 @@ CreateCudaEngine(int deviceId)
   const int   count = GetCudaDeviceCount(&reason);
   if (count == 0)
   {
-    throw EngineUnavailable("the CUDA engine cannot run: " + reason);
+    throw Unavailable("the CUDA engine cannot run: " + reason);
   }
   if (deviceId < 0 || deviceId >= count)
   {
     std::ostringstream msg;
     msg << "CUDA device " << deviceId << " does not exist (" << count << " device(s) found)";
-    throw EngineUnavailable(msg.str());
+    throw Unavailable(msg.str());
   }
   return std::make_unique<cuda::CudaEngine>(deviceId);
 }

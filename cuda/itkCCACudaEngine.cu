@@ -49,7 +49,7 @@ CudaEngine::CudaEngine(int deviceId)
     msg << "CUDA device " << deviceId << " (" << m_Properties.name << ", compute capability " << m_Properties.major
         << '.' << m_Properties.minor
         << ") is too old: the CUDA engine needs compute capability 7.0 or newer (__match_any_sync)";
-    throw EngineUnavailable(msg.str());
+    throw Unavailable(msg.str());
   }
   cudaStream_t stream = nullptr;
   CCA_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -91,13 +91,13 @@ CudaEngine::GetDescription() const
 }
 
 std::uint64_t
-CudaEngine::Analyze(const LabelingRequest & request)
+CudaEngine::Analyze(const Request & request)
 {
   return Update(request, false, true);
 }
 
 std::uint64_t
-CudaEngine::Update(const LabelingRequest & request, bool onDevice, bool featuresToHost)
+CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
 {
   m_Analyzed = false;
   m_UploadedNewIndex = nullptr;
@@ -105,7 +105,7 @@ CudaEngine::Update(const LabelingRequest & request, bool onDevice, bool features
   FeatureVariant & variant = Variant(request.featureAlgorithm);
   if (request.computeShapeSums && !variant.ComputesShapeSums())
   {
-    throw EngineError(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
+    throw Error(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
                       " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
@@ -144,7 +144,7 @@ CudaEngine::Update(const LabelingRequest & request, bool onDevice, bool features
 }
 
 void
-CudaEngine::SetGeometry(const LabelingRequest & request)
+CudaEngine::SetGeometry(const Request & request)
 {
   DeviceGeometry & g = m_Geometry;
   g.width = static_cast<std::uint32_t>(request.size[0]);
@@ -156,7 +156,7 @@ CudaEngine::SetGeometry(const LabelingRequest & request)
   const std::uint64_t numWords = static_cast<std::uint64_t>(g.numRows) * g.wordsPerRow;
   if (numWords >= 0xffffffffu)
   {
-    throw EngineUnavailable("the image's rows need 2^32 or more bitmask words, beyond the CUDA engine's 32-bit index type");
+    throw Unavailable("the image's rows need 2^32 or more bitmask words, beyond the CUDA engine's 32-bit index type");
   }
   g.numWords = static_cast<std::uint32_t>(numWords);
 }
@@ -195,7 +195,7 @@ CudaEngine::FindRuns()
 }
 
 DeviceRuns
-CudaEngine::MakeDeviceRuns(const LabelingRequest & request, std::uint32_t numRuns) const
+CudaEngine::MakeDeviceRuns(const Request & request, std::uint32_t numRuns) const
 {
   DeviceRuns runs{};
   runs.bits = m_Bits.As<std::uint32_t>();
@@ -242,7 +242,7 @@ CudaEngine::NumberComponents(std::uint32_t numRuns)
 }
 
 void
-CudaEngine::MeasureComponents(const LabelingRequest & request, FeatureVariant & variant, const DeviceRuns & runs)
+CudaEngine::MeasureComponents(const Request & request, FeatureVariant & variant, const DeviceRuns & runs)
 {
   // The accumulators of K components in two allocations: 64-bit sums, 32-bit boxes.
   const std::uint64_t k = m_NumberOfComponents;
@@ -272,7 +272,7 @@ CudaEngine::MeasureComponents(const LabelingRequest & request, FeatureVariant & 
 }
 
 void
-CudaEngine::DownloadFeatures(const LabelingRequest & request)
+CudaEngine::DownloadFeatures(const Request & request)
 {
   const std::uint64_t k = m_NumberOfComponents;
   // Only the sums the request asked for travel back, through the pinned staging buffers into host
@@ -327,7 +327,7 @@ CudaEngine::WriteLabels(const LabelOutput & output)
 {
   if (!output.data)
   {
-    throw EngineError("WriteLabels() needs an output buffer");
+    throw Error("WriteLabels() needs an output buffer");
   }
   const std::size_t bytes = WriteLabelsOnDevice(output);
   m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream);
@@ -355,7 +355,7 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
 {
   if (!m_Analyzed)
   {
-    throw EngineError("WriteLabels() called before a successful Analyze()");
+    throw Error("WriteLabels() called before a successful Analyze()");
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
   return WriteLabelImage(output,
@@ -371,11 +371,11 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
 
 void
 CudaEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-              CudaConnectedComponentAnalysisEngine::Lines & lines)
+              Lines & lines)
 {
   if (!m_Analyzed)
   {
-    throw EngineError("ExportLines() called before a successful Analyze()");
+    throw Error("ExportLines() called before a successful Analyze()");
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
   const std::size_t numComponents = static_cast<std::size_t>(m_NumberOfComponents);

@@ -51,19 +51,19 @@ public:
   std::string
   GetDescription() const override;
   std::uint64_t
-  Analyze(const LabelingRequest & request) override;
+  Analyze(const Request & request) override;
   const std::vector<ComponentSums> &
   GetFeatures() const override;
   void
   WriteLabels(const LabelOutput & output) override;
   void
   ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-              CudaConnectedComponentAnalysisEngine::Lines & lines) override;
+              Lines & lines) override;
 
   /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
    * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */
   std::uint64_t
-  Update(const LabelingRequest & request, bool onDevice, bool featuresToHost);
+  Update(const Request & request, bool onDevice, bool featuresToHost);
 
   /** Writes the label image into the engine's device buffer (output.data is not touched); returns its
    * size in bytes. */
@@ -79,17 +79,17 @@ public:
 private:
   // The stages of Update(), in order.
   void
-  SetGeometry(const LabelingRequest & request);
+  SetGeometry(const Request & request);
   std::uint32_t
   FindRuns();
   DeviceRuns
-  MakeDeviceRuns(const LabelingRequest & request, std::uint32_t numRuns) const;
+  MakeDeviceRuns(const Request & request, std::uint32_t numRuns) const;
   std::uint64_t
   NumberComponents(std::uint32_t numRuns);
   void
-  MeasureComponents(const LabelingRequest & request, FeatureVariant & variant, const DeviceRuns & runs);
+  MeasureComponents(const Request & request, FeatureVariant & variant, const DeviceRuns & runs);
   void
-  DownloadFeatures(const LabelingRequest & request);
+  DownloadFeatures(const Request & request);
 
   FeatureVariant &
   Variant(FeatureAlgorithm algorithm);

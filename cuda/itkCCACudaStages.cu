@@ -38,7 +38,7 @@ namespace cuda
 {
 
 void
-BuildForegroundBits(const LabelingRequest & request,
+BuildForegroundBits(const Request & request,
                     bool                    onDevice,
                     DeviceBuffer &          pixels,
                     PinnedStaging &         staging,

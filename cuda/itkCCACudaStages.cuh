@@ -38,7 +38,7 @@ namespace cuda
  * pointers already (`onDevice`), and the foreground bits: input != 0, and mask != 0 where there is one.
  * `pixels` holds the input, then the mask. */
 void
-BuildForegroundBits(const LabelingRequest & request,
+BuildForegroundBits(const Request & request,
                     bool                    onDevice,
                     DeviceBuffer &          pixels,
                     PinnedStaging &         staging,

@@ -66,7 +66,7 @@ public:
       std::ostringstream msg;
       msg << "GPU out of memory: could not allocate " << bytes << " bytes for " << what << " ("
           << cudaGetErrorString(status) << ")";
-      throw EngineOutOfMemory(msg.str());
+      throw OutOfMemory(msg.str());
     }
     m_Capacity = bytes;
   }

@@ -41,7 +41,7 @@ CreateFeatureVariant(FeatureAlgorithm algorithm)
     case FeatureAlgorithm::PixelAtomics:
       return CreatePixelAtomicsVariant();
   }
-  throw EngineError("unknown feature algorithm");
+  throw Error("unknown feature algorithm");
 }
 
 } // namespace cuda

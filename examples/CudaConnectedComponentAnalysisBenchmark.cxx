@@ -362,7 +362,7 @@ Benchmark(int argc, char * argv[])
 
       if (gpu && WantsConnectivity(opt.connectivity, fully) && (has('a') || has('b')))
       {
-        itk::cca::LabelingRequest request;
+        itk::cca::Request request;
         request.size = { { opt.size, opt.size, 1 } };
         request.fullyConnected = fully;
         request.input = image->GetBufferPointer();

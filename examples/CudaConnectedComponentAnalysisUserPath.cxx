@@ -230,7 +230,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
           const Timed cuda = OurFilter<D>(image.GetPointer(), Backend::CUDA, fully, true, o.warmup, o.runs, o.workUnits);
           record("cuda", cuda);
           total[0] += cuda.seconds;
-          itk::cca::LabelingRequest request;
+          itk::cca::Request request;
           request.dimension = D;
           request.size = { { side, side, D > 2 ? side : 1 } };
           request.fullyConnected = fully;

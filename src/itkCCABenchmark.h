@@ -17,7 +17,7 @@
  *=========================================================================*/
 // Device-resident timing of the CUDA engine, for examples/CudaConnectedComponentAnalysisBenchmark:
 // the image is uploaded once, then each run is timed with CUDA events around the on-device work
-// only (the paper's method). ITK-free; throws EngineUnavailable in a build without CUDA.
+// only (the paper's method). ITK-free; throws Unavailable in a build without CUDA.
 #ifndef itkCCABenchmark_h
 #define itkCCABenchmark_h
 
@@ -37,7 +37,7 @@ struct DeviceResidentTimings
 };
 
 CudaConnectedComponentAnalysis_EXPORT DeviceResidentTimings
-BenchmarkCudaDeviceResident(const LabelingRequest & hostRequest, int deviceId, int warmupRuns, int timedRuns);
+BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmupRuns, int timedRuns);
 
 /** Host<->device copy rates in GB/s (10^9 bytes/s), best of the timed runs, each measured on its own:
  * cudaMemcpy from and to page-locked host memory (the PCIe ceiling), from and to ordinary (pageable)

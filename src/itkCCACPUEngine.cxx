@@ -78,7 +78,7 @@ CPUEngine::GetDescription() const
 }
 
 std::uint64_t
-CPUEngine::Analyze(const LabelingRequest & request)
+CPUEngine::Analyze(const Request & request)
 {
   m_Analyzed = false;
   Validate(request);
@@ -101,7 +101,7 @@ CPUEngine::Analyze(const LabelingRequest & request)
   catch (const std::bad_alloc &)
   {
     ReleaseMemory();
-    throw EngineOutOfMemory("CPU engine: out of memory while labeling an image of " +
+    throw OutOfMemory("CPU engine: out of memory while labeling an image of " +
                       std::to_string(request.NumberOfPixels()) + " pixels");
   }
   m_Analyzed = true;
@@ -115,7 +115,7 @@ CPUEngine::GetFeatures() const
 }
 
 void
-CPUEngine::Validate(const LabelingRequest & request)
+CPUEngine::Validate(const Request & request)
 {
   // 64-bit indices throughout: any image whose pixel count fits in 64 bits.
   ValidateRequest(request, std::numeric_limits<std::uint64_t>::max(), "64-bit");
@@ -180,11 +180,11 @@ CPUEngine::WriteLabels(const LabelOutput & output)
 {
   if (!m_Analyzed)
   {
-    throw EngineError("CPU engine: WriteLabels() called without a successful Analyze()");
+    throw Error("CPU engine: WriteLabels() called without a successful Analyze()");
   }
   if (output.data == nullptr)
   {
-    throw EngineError("CPU engine: WriteLabels() called with a null output buffer");
+    throw Error("CPU engine: WriteLabels() called with a null output buffer");
   }
   DispatchScalarKind(output.kind, [this, &output](auto tag) {
     using OutputPixelType = decltype(tag);

@@ -73,7 +73,7 @@ public:
   GetDescription() const override;
 
   std::uint64_t
-  Analyze(const LabelingRequest & request) override;
+  Analyze(const Request & request) override;
 
   const std::vector<ComponentSums> &
   GetFeatures() const override;
@@ -83,12 +83,12 @@ public:
 
   void
   ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-              CudaConnectedComponentAnalysisEngine::Lines & lines) override;
+              Lines & lines) override;
 
 private:
   // Checking the request, setting up and tearing down (itkCCACPUEngine.cxx).
   static void
-  Validate(const LabelingRequest & request);
+  Validate(const Request & request);
 
   void
   SetUpBlocks();
@@ -123,7 +123,7 @@ private:
    * parallel; a block only touches its own runs, parents and rows of m_RowStart. Leaves the
    * block-local number of row r's first run in m_RowStart[r]. */
   void
-  FindAndUniteRunsWithinBlocks(const LabelingRequest & request);
+  FindAndUniteRunsWithinBlocks(const Request & request);
 
   /** One block of FindAndUniteRunsWithinBlocks(); scanRow(offset, length, runs) scans one row. */
   template <typename TScanRow>
@@ -181,7 +181,7 @@ private:
   template <typename TGroupOf>
   void
   PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout,
-             CudaConnectedComponentAnalysisEngine::Lines & lines) const;
+             Lines & lines) const;
 
   // Writing the labels out (itkCCACPUEngine.cxx).
 

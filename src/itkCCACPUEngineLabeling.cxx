@@ -90,7 +90,7 @@ CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow)
 }
 
 void
-CPUEngine::FindAndUniteRunsWithinBlocks(const LabelingRequest & request)
+CPUEngine::FindAndUniteRunsWithinBlocks(const Request & request)
 {
   auto scanBlocks = [&](auto inputTag, auto maskTag) {
     using InputPixelType = decltype(inputTag);

@@ -47,7 +47,7 @@ namespace cpu
 template <typename TGroupOf>
 void
 CPUEngine::PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout,
-                      CudaConnectedComponentAnalysisEngine::Lines & lines) const
+                      Lines & lines) const
 {
   const std::uint64_t * component = m_Parent.Data();
   const std::size_t     numBlocks = m_Blocks.size();
@@ -148,11 +148,11 @@ CPUEngine::PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const Lin
 
 void
 CPUEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-                       CudaConnectedComponentAnalysisEngine::Lines & lines)
+                       Lines & lines)
 {
   if (!m_Analyzed)
   {
-    throw EngineError("CPU engine: ExportLines() called without a successful Analyze()");
+    throw Error("CPU engine: ExportLines() called without a successful Analyze()");
   }
   (void)numberOfThreads; // the engine's own threads count
   const std::uint64_t numberOfRuns = m_RowStart[m_NumberOfRows];
@@ -175,11 +175,11 @@ CPUEngine::ExportLines(const LineLayout & layout, const RunSelection & selection
   }
   catch (const std::bad_alloc &)
   {
-    throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
+    throw OutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
   }
   catch (const std::length_error &)
   {
-    throw EngineOutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
+    throw OutOfMemory("CPU engine: out of memory while exporting " + std::to_string(numberOfRuns) + " runs");
   }
 }
 

@@ -73,7 +73,7 @@ SortBySizeDecreasing(std::vector<std::uint64_t> & items, const std::vector<Compo
 
 ComponentSelection
 SelectComponents(const std::vector<ComponentSums> &                           sums,
-                 const CudaConnectedComponentAnalysisEngine::PostProcessing & options,
+                 const PostProcessing & options,
                  double                                                       pixelVolume)
 {
   ComponentSelection selection;

@@ -24,7 +24,7 @@
 // order they are numbered. The engines apply it where they write labels; the facade where it hands out
 // the components' sums and lines.
 
-#include "itkCudaConnectedComponentAnalysisEngine.h"
+#include "itkCCATypes.h"
 
 #include <cstdint>
 #include <vector>
@@ -53,7 +53,7 @@ struct ComponentSelection
  * taken in dimension order as ShapeLabelMapFilter takes it. */
 ComponentSelection
 SelectComponents(const std::vector<ComponentSums> &                           sums,
-                 const CudaConnectedComponentAnalysisEngine::PostProcessing & options,
+                 const PostProcessing & options,
                  double                                                       pixelVolume);
 
 } // namespace cca

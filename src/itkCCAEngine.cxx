@@ -29,11 +29,11 @@ namespace cca
 Engine::~Engine() = default;
 
 void
-ValidateRequest(const LabelingRequest & request, std::uint64_t maxPixels, const char * indexType)
+ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType)
 {
   if (request.dimension < 1 || request.dimension > MaxDimension)
   {
-    throw EngineError("image dimension " + std::to_string(request.dimension) + " is not supported (1 to 3)");
+    throw Error("image dimension " + std::to_string(request.dimension) + " is not supported (1 to 3)");
   }
   std::uint64_t numberOfPixels = 1;
   for (unsigned d = 0; d < MaxDimension; ++d)
@@ -41,25 +41,25 @@ ValidateRequest(const LabelingRequest & request, std::uint64_t maxPixels, const 
     const std::uint64_t size = request.size[d];
     if (size == 0)
     {
-      throw EngineError("empty image region: size 0 along dimension " + std::to_string(d));
+      throw Error("empty image region: size 0 along dimension " + std::to_string(d));
     }
     if (d >= request.dimension && size != 1)
     {
-      throw EngineError("size along unused dimension " + std::to_string(d) + " must be 1, not " + std::to_string(size));
+      throw Error("size along unused dimension " + std::to_string(d) + " must be 1, not " + std::to_string(size));
     }
     if (numberOfPixels > std::numeric_limits<std::uint64_t>::max() / size)
     {
-      throw EngineError("the number of pixels overflows 64 bits");
+      throw Error("the number of pixels overflows 64 bits");
     }
     numberOfPixels *= size;
   }
   if (!request.input)
   {
-    throw EngineError("no input buffer");
+    throw Error("no input buffer");
   }
   if (numberOfPixels >= maxPixels)
   {
-    throw EngineUnavailable("the image has " + std::to_string(numberOfPixels) + " pixels, more than the engine's " +
+    throw Unavailable("the image has " + std::to_string(numberOfPixels) + " pixels, more than the engine's " +
                             indexType + " index type holds (" + std::to_string(maxPixels - 1) + ")");
   }
 }

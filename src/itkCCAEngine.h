@@ -16,7 +16,8 @@
  *
  *=========================================================================*/
 // The engine interface, internal: what the CPU engine (src/) and the CUDA engine (cuda/) implement and
-// the engine facade (itkCudaConnectedComponentAnalysisEngine.cxx) drives. Free of ITK and CUDA includes.
+// the engine facade (itkCudaConnectedComponentAnalysisEngine.cxx) drives. Free of ITK and CUDA includes: the
+// plain types come from itkCCATypes.h.
 #ifndef itkCCAEngine_h
 #define itkCCAEngine_h
 
@@ -31,8 +32,9 @@
 #include <utility>
 #include <vector>
 
+#include "CudaConnectedComponentAnalysisExport.h"
 #include "itkCCAHostMemory.h"
-#include "itkCudaConnectedComponentAnalysisEngine.h"
+#include "itkCCATypes.h"
 
 namespace itk
 {
@@ -44,73 +46,17 @@ ScalarKindSize(ScalarKind kind);
 CudaConnectedComponentAnalysis_EXPORT const char *
 ScalarKindName(ScalarKind kind);
 
-/** Error raised by an engine; the filter turns it into an itk::ExceptionObject. */
-class EngineError : public std::runtime_error
-{
-public:
-  using std::runtime_error::runtime_error;
-};
 
-/** Raised when host or device memory runs out; the message says what was being allocated. */
-class EngineOutOfMemory : public EngineError
-{
-public:
-  using EngineError::EngineError;
-};
-
-/** Raised when an engine cannot be used at all (no device, no CUDA build, image too large for its
- * index type); the automatic backend falls back to the CPU engine on this error and on no other. */
-class EngineUnavailable : public EngineError
-{
-public:
-  using EngineError::EngineError;
-};
-
-
-/** How the CUDA engine accumulates the per-component features (Lemaitre et al. 2021, Table 1). All give
- * the same result; they exist to reproduce the paper's comparison. Only the default also computes the
- * LabelMap's sums. The CPU engine has one algorithm and ignores this. */
-enum class FeatureAlgorithm : std::uint8_t
-{
-  ConflictDetection, ///< FLSL+CD: per-run contributions voted with __match_any_sync (default)
-  OnTheFlyMerge,     ///< FLSL+OTF: features move with the union-find links as runs merge
-  RunAtomics,        ///< FLSL: one set of atomics per run
-  PixelAtomics       ///< naive: one set of atomics per pixel, after labeling
-};
 
 CudaConnectedComponentAnalysis_EXPORT const char *
 FeatureAlgorithmName(FeatureAlgorithm algorithm);
 
-/** What to label: a dense image in raster order (x fastest), up to three dimensions. */
-struct LabelingRequest
-{
-  unsigned                                dimension = 2;
-  std::array<std::uint64_t, MaxDimension> size{ { 1, 1, 1 } }; ///< unused dimensions are 1
-  bool                                    fullyConnected = false;
-  const void *                            input = nullptr;
-  ScalarKind                              inputKind = ScalarKind::UInt8;
-  const void *                            mask = nullptr; ///< optional; zero mask pixels are background
-  ScalarKind                              maskKind = ScalarKind::UInt8;
-  /** Also accumulate the sums behind ITK's shape attributes (second moments, border counts). */
-  bool computeShapeSums = false;
-  /** Also count the perimeter intercepts (needs computeShapeSums). */
-  bool computePerimeter = false;
-  /** CUDA engine only. */
-  FeatureAlgorithm featureAlgorithm = FeatureAlgorithm::ConflictDetection;
-
-  std::uint64_t
-  NumberOfPixels() const
-  {
-    return size[0] * size[1] * size[2];
-  }
-};
-
 /** Checks what every engine needs of a request: a dimension of 1 to 3, no empty side, size 1 along unused
- * dimensions, an input buffer; throws EngineError with one set of messages for both engines. Images of
- * `maxPixels` pixels or more throw EngineUnavailable, naming `indexType` (the engine's index type): the
+ * dimensions, an input buffer; throws Error with one set of messages for both engines. Images of
+ * `maxPixels` pixels or more throw Unavailable, naming `indexType` (the engine's index type): the
  * automatic backend then falls back to the CPU engine. */
 CudaConnectedComponentAnalysis_EXPORT void
-ValidateRequest(const LabelingRequest & request, std::uint64_t maxPixels, const char * indexType);
+ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType);
 
 /** How labels are written: value(k) of the k-th component (0-based, raster order of first pixel)
  * is k, plus one from `skipValue` on, which is how ITK steps over the background value. */
@@ -144,7 +90,7 @@ struct LineLayout
 /** Sizes `lines` for `numGroups` groups and `numLines` lines, the new memory left unwritten (huge pages
  * advised on Linux): the engines' ExportLines() fill all of it. */
 inline void
-ResizeLines(CudaConnectedComponentAnalysisEngine::Lines & lines, std::size_t numGroups, std::size_t numLines)
+ResizeLines(Lines & lines, std::size_t numGroups, std::size_t numLines)
 {
   lines.firstLine.resize(numGroups + 1);
   lines.index.clear();
@@ -160,7 +106,7 @@ ResizeLines(CudaConnectedComponentAnalysisEngine::Lines & lines, std::size_t num
 /** The line of a run of row `row` (y + z * sizeY) starting at x = `begin`, `length` pixels long. */
 inline void
 SetLine(const LineLayout & layout, std::uint64_t row, std::uint64_t begin, std::uint64_t length,
-        CudaConnectedComponentAnalysisEngine::Lines & lines, std::uint64_t line)
+        Lines & lines, std::uint64_t line)
 {
   auto & index = lines.index[line];
   index[0] = layout.start[0] + static_cast<std::int64_t>(begin);
@@ -198,7 +144,7 @@ public:
   /** Labels the request's image and computes the features; returns the number of components.
    * The request's buffers must stay valid until WriteLabels() returns. */
   virtual std::uint64_t
-  Analyze(const LabelingRequest & request) = 0;
+  Analyze(const Request & request) = 0;
 
   /** Features of the last Analyze(), in label order. */
   virtual const std::vector<ComponentSums> &
@@ -215,7 +161,7 @@ public:
    * engine's own count). */
   virtual void
   ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-              CudaConnectedComponentAnalysisEngine::Lines & lines) = 0;
+              Lines & lines) = 0;
 };
 
 /** The CPU engine: available everywhere. It starts at most `numberOfThreads` threads (0: all hardware
@@ -233,17 +179,17 @@ IsCudaEngineCompiled();
 CudaConnectedComponentAnalysis_EXPORT int
 GetCudaDeviceCount(std::string * reason = nullptr);
 
-/** The CUDA engine on `deviceId`; throws EngineUnavailable when there is no CUDA build or no such device. */
+/** The CUDA engine on `deviceId`; throws Unavailable when there is no CUDA build or no such device. */
 CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
 CreateCudaEngine(int deviceId);
 
 /** The LabelMap's attribute calculator for the components with sums `sums` (itkCCAShapeAttributes.cxx);
  * `sums` and `lines` must outlive it. */
-std::unique_ptr<CudaConnectedComponentAnalysisEngine::ShapeAttributeCalculator>
+std::unique_ptr<ShapeAttributeCalculator>
 MakeShapeAttributeCalculator(const std::vector<ComponentSums> &                   sums,
-                             const CudaConnectedComponentAnalysisEngine::Geometry &     geometry,
-                             const CudaConnectedComponentAnalysisEngine::ShapeOptions & options,
-                             const CudaConnectedComponentAnalysisEngine::Lines &        lines);
+                             const Geometry &     geometry,
+                             const ShapeOptions & options,
+                             const Lines &        lines);
 
 } // namespace cca
 } // namespace itk

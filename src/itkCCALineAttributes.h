@@ -22,7 +22,7 @@
 // (the Feret diameter and the oriented bounding box), computed the same way on a component's lines.
 // Included only by itkCCAShapeAttributes.cxx.
 
-#include "itkCudaConnectedComponentAnalysisEngine.h"
+#include "itkCCATypes.h"
 
 #include "itkImageBase.h"
 #include "itkMatrix.h"
@@ -41,7 +41,7 @@ namespace cca
 /** Line `line`'s start index. */
 template <unsigned int D>
 Index<D>
-LineIndex(const CudaConnectedComponentAnalysisEngine::Lines & lines, std::uint64_t line)
+LineIndex(const Lines & lines, std::uint64_t line)
 {
   Index<D> idx;
   for (unsigned int i = 0; i < D; ++i)
@@ -64,7 +64,7 @@ RowKey(const Index<D> & idx)
  * Membership is looked up in the component's lines, grouped by row. */
 template <unsigned int D>
 double
-FeretDiameter(const CudaConnectedComponentAnalysisEngine::Lines & lines,
+FeretDiameter(const Lines & lines,
               std::uint64_t                                      component,
               const ImageRegion<D> &                             region,
               const Vector<double, D> &                          spacing)
@@ -140,12 +140,12 @@ FeretDiameter(const CudaConnectedComponentAnalysisEngine::Lines & lines,
 /** ShapeLabelMapFilter::ComputeOrientedBoundingBox, on the component's lines. */
 template <unsigned int D>
 void
-SetOrientedBoundingBox(const CudaConnectedComponentAnalysisEngine::Lines & lines,
+SetOrientedBoundingBox(const Lines & lines,
                        std::uint64_t                                      component,
                        const ImageBase<D> *                               image,
                        const Matrix<double, D, D> &                       principalAxes,
                        const Point<double, D> &                           centroid,
-                       CudaConnectedComponentAnalysisEngine::ShapeAttributes & a)
+                       ShapeAttributes & a)
 {
   using IndexType = Index<D>;
   using PointType = Point<double, D>;

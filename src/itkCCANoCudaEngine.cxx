@@ -42,7 +42,7 @@ GetCudaDeviceCount(std::string * reason)
 std::unique_ptr<Engine>
 CreateCudaEngine(int)
 {
-  throw EngineUnavailable("the CUDA engine was requested, but this build has no CUDA engine "
+  throw Unavailable("the CUDA engine was requested, but this build has no CUDA engine "
                           "(configured without a CUDA compiler)");
 }
 
@@ -56,15 +56,15 @@ namespace itk
 namespace cca
 {
 DeviceResidentTimings
-BenchmarkCudaDeviceResident(const LabelingRequest &, int, int, int)
+BenchmarkCudaDeviceResident(const Request &, int, int, int)
 {
-  throw EngineUnavailable("this build has no CUDA engine (configured without a CUDA compiler)");
+  throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
 }
 
 TransferRates
 BenchmarkCudaTransfers(int, std::uint64_t, int)
 {
-  throw EngineUnavailable("this build has no CUDA engine (configured without a CUDA compiler)");
+  throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
 }
 } // namespace cca
 } // namespace itk

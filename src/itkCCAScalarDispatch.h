@@ -59,7 +59,7 @@ DispatchScalarKind(ScalarKind kind, const TFunction & function)
     case ScalarKind::Float64:
       return function(double{});
   }
-  throw EngineError("unknown scalar kind " + std::to_string(static_cast<int>(kind)));
+  throw Error("unknown scalar kind " + std::to_string(static_cast<int>(kind)));
 }
 
 } // namespace cca

@@ -25,7 +25,7 @@
 // The Feret diameter and the oriented bounding box read the component's lines, as ITK reads the object's
 // (itkCCALineAttributes.h).
 
-#include "itkCudaConnectedComponentAnalysisEngine.h"
+#include "itkCCATypes.h"
 
 #include "itkCCALineAttributes.h"
 #include "itkCCALineMoments.h"
@@ -52,7 +52,6 @@ namespace cca
 namespace
 {
 
-using Engine = CudaConnectedComponentAnalysisEngine;
 
 /** vnl_symmetric_eigensystem's result, the way it computes it (EISPACK rs on the same numbers, so the
  * same bits), without its nine heap allocations per matrix, which dominated the LabelMap's attributes:
@@ -109,7 +108,7 @@ Determinant(const Matrix<double, D, D> & m)
 
 
 template <unsigned int D>
-class ShapeAttributeCalculator final : public Engine::ShapeAttributeCalculator
+class ShapeAttributeCalculatorOf final : public cca::ShapeAttributeCalculator
 {
 public:
   using ImageType = ImageBase<D>;
@@ -117,10 +116,10 @@ public:
   using IndexType = typename ImageType::IndexType;
   using PointType = typename ImageType::PointType;
 
-  ShapeAttributeCalculator(const std::vector<ComponentSums> & sums,
-                           const Engine::Geometry &           geometry,
-                           const Engine::ShapeOptions &       options,
-                           const Engine::Lines &              lines)
+  ShapeAttributeCalculatorOf(const std::vector<ComponentSums> & sums,
+                           const Geometry &           geometry,
+                           const ShapeOptions &       options,
+                           const Lines &              lines)
     : m_Sums(sums)
     , m_Options(options)
     , m_Lines(lines)
@@ -177,7 +176,7 @@ public:
   }
 
   void
-  Compute(std::uint64_t component, Engine::ShapeAttributes & a) const override
+  Compute(std::uint64_t component, ShapeAttributes & a) const override
   {
     const ComponentSums & f = m_Sums[component];
     const IndexType start = m_Region.GetIndex();
@@ -393,11 +392,11 @@ private:
   /** The covariance (numerators / `nSquared`) of a component whose 64-bit product sums may have wrapped,
    * from its lines. */
   MatrixType
-  CovarianceFromLines(std::uint64_t component, const Engine::ShapeAttributes & a, double nSquared) const
+  CovarianceFromLines(std::uint64_t component, const ShapeAttributes & a, double nSquared) const
   {
 #if !defined(__SIZEOF_INT128__)
     // CanMeasureMoments refused such images before labeling.
-    throw Engine::Error("shape attributes: moment sums exceed 64 bits and this compiler has no 128-bit integers");
+    throw Error("shape attributes: moment sums exceed 64 bits and this compiler has no 128-bit integers");
 #else
     std::array<std::int64_t, 3> corner{ { 0, 0, 0 } };
     for (unsigned int i = 0; i < D; ++i)
@@ -430,28 +429,28 @@ private:
   bool                             m_DirectionIsIdentity = true;
   bool                             m_DirectionIsRotation = true;
   const std::vector<ComponentSums> & m_Sums;
-  Engine::ShapeOptions             m_Options;
-  const Engine::Lines &            m_Lines;
+  ShapeOptions             m_Options;
+  const Lines &            m_Lines;
 };
 
 } // namespace
 
-std::unique_ptr<Engine::ShapeAttributeCalculator>
+std::unique_ptr<cca::ShapeAttributeCalculator>
 MakeShapeAttributeCalculator(const std::vector<ComponentSums> & sums,
-                             const Engine::Geometry &           geometry,
-                             const Engine::ShapeOptions &       options,
-                             const Engine::Lines &              lines)
+                             const Geometry &           geometry,
+                             const ShapeOptions &       options,
+                             const Lines &              lines)
 {
   switch (geometry.dimension)
   {
     case 1:
-      return std::make_unique<ShapeAttributeCalculator<1>>(sums, geometry, options, lines);
+      return std::make_unique<ShapeAttributeCalculatorOf<1>>(sums, geometry, options, lines);
     case 2:
-      return std::make_unique<ShapeAttributeCalculator<2>>(sums, geometry, options, lines);
+      return std::make_unique<ShapeAttributeCalculatorOf<2>>(sums, geometry, options, lines);
     case 3:
-      return std::make_unique<ShapeAttributeCalculator<3>>(sums, geometry, options, lines);
+      return std::make_unique<ShapeAttributeCalculatorOf<3>>(sums, geometry, options, lines);
     default:
-      throw Engine::Error("shape attributes: image dimension " + std::to_string(geometry.dimension) + " is not supported (1 to 3)");
+      throw Error("shape attributes: image dimension " + std::to_string(geometry.dimension) + " is not supported (1 to 3)");
   }
 }
 

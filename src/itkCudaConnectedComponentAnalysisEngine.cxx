@@ -206,7 +206,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals
       {
         return Acquire(Backend::CUDA, deviceId, numberOfThreads, numberOfWorkUnits);
       }
-      catch (const cca::EngineUnavailable & e)
+      catch (const cca::Unavailable & e)
       {
         reason = e.what();
       }
@@ -228,8 +228,8 @@ struct CudaConnectedComponentAnalysisEngine::Internals
 
 namespace
 {
-/** Runs `step` and turns what it throws into the facade's errors: running out of memory (the engines',
- * or std::bad_alloc in host code here) into MemoryError naming `what`, the engines' other errors into Error. */
+/** Runs `step`, turning std::bad_alloc (and the std::length_error of an impossible size) in host code here
+ * into cca::OutOfMemory naming `what`; the engines' own errors are the facade's already (itkCCATypes.h). */
 template <typename TStep>
 auto
 Translated(const char * what, const TStep & step) -> decltype(step())
@@ -238,21 +238,13 @@ Translated(const char * what, const TStep & step) -> decltype(step())
   {
     return step();
   }
-  catch (const cca::EngineOutOfMemory & e)
-  {
-    throw CudaConnectedComponentAnalysisEngine::MemoryError(e.what());
-  }
-  catch (const cca::EngineError & e)
-  {
-    throw CudaConnectedComponentAnalysisEngine::Error(e.what());
-  }
   catch (const std::bad_alloc &)
   {
-    throw CudaConnectedComponentAnalysisEngine::MemoryError(std::string("out of host memory while ") + what);
+    throw cca::OutOfMemory(std::string("out of host memory while ") + what);
   }
   catch (const std::length_error &)
   {
-    throw CudaConnectedComponentAnalysisEngine::MemoryError(std::string("out of host memory while ") + what);
+    throw cca::OutOfMemory(std::string("out of host memory while ") + what);
   }
 }
 /** The lines of `engine`'s last Analyze(), the region's start added and the row split into y and z, on
@@ -296,16 +288,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r,
   Internals & in = *m_Internals;
   in.used = Backend::Automatic;
   in.description.clear();
-  cca::LabelingRequest request;
-  request.dimension = r.dimension;
-  request.size = r.size;
-  request.fullyConnected = r.fullyConnected;
-  request.input = r.input;
-  request.inputKind = r.inputKind;
-  request.mask = r.mask;
-  request.maskKind = r.maskKind;
-  request.computeShapeSums = r.computeShapeSums;
-  request.computePerimeter = r.computePerimeter;
+  const Request & request = r;
   return Translated("labeling the image", [&]() -> std::uint64_t {
     cca::Engine * engine = backend == Backend::Automatic
                              ? &in.AcquireAutomatic(deviceId, numberOfThreads, numberOfWorkUnits)
@@ -315,7 +298,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r,
     {
       count = engine->Analyze(request);
     }
-    catch (const cca::EngineUnavailable & e)
+    catch (const cca::Unavailable & e)
     {
       // Only the automatic backend may change engines, and only for a reason the CPU engine does not share.
       if (backend != Backend::Automatic || in.engineBackend == Backend::CPU)

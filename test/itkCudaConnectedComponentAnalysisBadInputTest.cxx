@@ -200,7 +200,7 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
     // More pixels than the CUDA engine's 32-bit index type: refused before any buffer is touched,
     // so that Automatic can fall back to the CPU engine and CUDA reports it.
     auto engine = cca::CreateCudaEngine(0);
-    cca::LabelingRequest request;
+    cca::Request request;
     request.size = { { 65536, 65536, 1 } };
     unsigned char dummy = 0;
     request.input = &dummy;
@@ -209,7 +209,7 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
     {
       engine->Analyze(request);
     }
-    catch (const cca::EngineUnavailable & e)
+    catch (const cca::Unavailable & e)
     {
       refused = std::string(e.what()).find("32-bit") != std::string::npos;
       std::cout << "expected refusal: " << e.what() << std::endl;

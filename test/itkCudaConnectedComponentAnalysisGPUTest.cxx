@@ -162,7 +162,7 @@ struct EngineResult
 };
 
 EngineResult
-RunEngine(cca::Engine & engine, cca::LabelingRequest request, cca::FeatureAlgorithm algorithm)
+RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algorithm)
 {
   request.featureAlgorithm = algorithm;
   EngineResult r;
@@ -186,7 +186,7 @@ Variants()
   auto check = [&](const unsigned char * pixels, std::array<std::uint64_t, 3> size, unsigned dimension, const std::string & what) {
     for (bool fully : { false, true })
     {
-      cca::LabelingRequest request;
+      cca::Request request;
       request.dimension = dimension;
       request.size = size;
       request.fullyConnected = fully;

@@ -1,0 +1,315 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The plain types of the connected component analysis: what the filter asks (Request), what the engines
+// measure (ComponentSums) and hand over for the LabelMap (Lines, Geometry, ShapeAttributes), the pixel kinds,
+// the label rule and the errors. Free of ITK and CUDA: both engines (src/, cuda/), the engine facade
+// (include/itkCudaConnectedComponentAnalysisEngine.h, which re-exports what the filter needs) and the
+// Python package include it. Installed with the public headers.
+#ifndef itkCCATypes_h
+#define itkCCATypes_h
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace itk
+{
+namespace cca
+{
+
+constexpr unsigned MaxDimension = 3;
+
+/** std::allocator whose resize() leaves new elements default-initialized (integers: uninitialized): for
+ * buffers that are filled completely right away (tens of millions of runs or lines would otherwise be
+ * zero-filled first, single-threaded). */
+template <typename T>
+struct UninitializedAllocator : std::allocator<T>
+{
+  template <typename U>
+  struct rebind
+  {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U> &) noexcept
+  {}
+  template <typename U>
+  void
+  construct(U * p) noexcept(std::is_nothrow_default_constructible<U>::value)
+  {
+    ::new (static_cast<void *>(p)) U;
+  }
+  template <typename U, typename... TArgs>
+  void
+  construct(U * p, TArgs &&... args)
+  {
+    ::new (static_cast<void *>(p)) U(std::forward<TArgs>(args)...);
+  }
+};
+
+/** The label of the k-th component (0-based, raster order of first pixels): k, plus one from `skipValue` on,
+ * which is how ConnectedComponentImageFilter steps over a non-negative background value. The one rule for
+ * the label image (both engines) and the filter's features and LabelMap. */
+constexpr std::uint64_t
+LabelValue(std::uint64_t k, std::uint64_t skipValue)
+{
+  return k >= skipValue ? k + 1 : k;
+}
+
+/** Scalar pixel types an engine can read (input, mask) or write (labels). */
+enum class ScalarKind : std::uint8_t
+{
+  UInt8,
+  Int8,
+  UInt16,
+  Int16,
+  UInt32,
+  Int32,
+  UInt64,
+  Int64,
+  Float32,
+  Float64
+};
+
+/** Maps a C++ scalar type to its ScalarKind; integer types map by size and signedness. */
+template <typename T>
+constexpr ScalarKind
+ScalarKindOf()
+{
+  static_assert(std::is_arithmetic<T>::value, "engine pixel types must be scalar");
+  if constexpr (std::is_floating_point<T>::value)
+  {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "long double pixels are not supported");
+    return sizeof(T) == 4 ? ScalarKind::Float32 : ScalarKind::Float64;
+  }
+  else if constexpr (std::is_same<T, bool>::value)
+  {
+    return ScalarKind::UInt8;
+  }
+  else
+  {
+    constexpr bool isSigned = std::is_signed<T>::value;
+    switch (sizeof(T))
+    {
+      case 1:
+        return isSigned ? ScalarKind::Int8 : ScalarKind::UInt8;
+      case 2:
+        return isSigned ? ScalarKind::Int16 : ScalarKind::UInt16;
+      case 4:
+        return isSigned ? ScalarKind::Int32 : ScalarKind::UInt32;
+      default:
+        return isSigned ? ScalarKind::Int64 : ScalarKind::UInt64;
+    }
+  }
+}
+
+/** Raw per-component sums, in the engine's zero-based index space (the filter adds the region start). */
+struct ComponentSums
+{
+  std::uint64_t                           numberOfPixels = 0;
+  std::array<std::uint64_t, MaxDimension> boundingBoxMin{ { 0, 0, 0 } };
+  std::array<std::uint64_t, MaxDimension> boundingBoxMax{ { 0, 0, 0 } }; ///< inclusive
+  std::array<std::uint64_t, MaxDimension> indexSum{ { 0, 0, 0 } };       ///< Σx, Σy, Σz over the pixels
+
+  // The rest is filled only when the request asks for shape sums (computeShapeSums / computePerimeter).
+
+  /** Σxx, Σyy, Σzz, Σxy, Σxz, Σyz over the pixels (engine index space). */
+  std::array<std::uint64_t, 6> indexProductSum{ { 0, 0, 0, 0, 0, 0 } };
+  /** Pixels with any index on the image's first or last index of its dimension. */
+  std::uint64_t numberOfPixelsOnBorder = 0;
+  /** Per dimension d: pixel faces perpendicular to d lying on the image border (both sides). */
+  std::array<std::uint64_t, MaxDimension> borderFaces{ { 0, 0, 0 } };
+  /** Perimeter intercepts, ITK's ShapeLabelMapFilter::ComputePerimeter: for direction class k, the
+   * number of (pixel, offset) pairs, offset among the 3^D-1 neighbors with |offset| = k, whose
+   * neighbor is not in the component (other labels, background and outside the image alike).
+   * k in order: (1,0,0) (0,1,0) (0,0,1) (1,1,0) (1,0,1) (0,1,1) (1,1,1); 2D uses 0, 1 and 3. */
+  std::array<std::uint64_t, 7> intercepts{ { 0, 0, 0, 0, 0, 0, 0 } };
+
+  bool
+  operator==(const ComponentSums & o) const
+  {
+    return numberOfPixels == o.numberOfPixels && boundingBoxMin == o.boundingBoxMin &&
+           boundingBoxMax == o.boundingBoxMax && indexSum == o.indexSum && indexProductSum == o.indexProductSum &&
+           numberOfPixelsOnBorder == o.numberOfPixelsOnBorder && borderFaces == o.borderFaces &&
+           intercepts == o.intercepts;
+  }
+  bool
+  operator!=(const ComponentSums & o) const
+  {
+    return !(*this == o);
+  }
+};
+
+
+/** The one error hierarchy of the engines and their facade (the filter turns each into an
+ * itk::ExceptionObject: OutOfMemory into itk::MemoryAllocationError). */
+class Error : public std::runtime_error
+{
+public:
+  using std::runtime_error::runtime_error;
+};
+
+/** Host or device memory ran out; what() says what was being allocated. */
+class OutOfMemory : public Error
+{
+public:
+  using Error::Error;
+};
+
+/** An engine cannot be used at all (no device, no CUDA build, an image too large for its index type); the
+ * automatic backend falls back to the CPU engine on this error and on no other. */
+class Unavailable : public Error
+{
+public:
+  using Error::Error;
+};
+
+/** How the CUDA engine accumulates the per-component features (Lemaitre et al. 2021, Table 1). All give
+ * the same result; they exist to reproduce the paper's comparison. Only the default also computes the
+ * LabelMap's sums. The CPU engine has one algorithm and ignores this. */
+enum class FeatureAlgorithm : std::uint8_t
+{
+  ConflictDetection, ///< FLSL+CD: per-run contributions voted with __match_any_sync (default)
+  OnTheFlyMerge,     ///< FLSL+OTF: features move with the union-find links as runs merge
+  RunAtomics,        ///< FLSL: one set of atomics per run
+  PixelAtomics       ///< naive: one set of atomics per pixel, after labeling
+};
+
+/** What is done with the components after labeling (RelabelComponentImageFilter's options, with
+ * LabelShapeKeepNObjectsImageFilter's N largest and ShapeOpeningLabelMapFilter's physical size): the
+ * removed components become background in both outputs, the kept ones are numbered 1, 2, ... (stepping
+ * over the background value) in their order. */
+struct PostProcessing
+{
+  std::uint64_t minimumObjectSize = 0;     ///< pixels; fewer are removed (0: none)
+  double        minimumPhysicalSize = 0;   ///< pixels × the spacing's product; below is removed (0: none)
+  std::uint64_t numberOfObjectsToKeep = 0; ///< the largest that stay (0: all)
+  bool          sortByObjectSize = false;  ///< numbered by decreasing size, else in raster order
+  bool
+  Active() const
+  {
+    return minimumObjectSize > 0 || minimumPhysicalSize > 0 || numberOfObjectsToKeep > 0 || sortByObjectSize;
+  }
+};
+
+/** What to label and measure: a dense image in raster order (x fastest), up to three dimensions, and what is
+ * done with its components afterwards. The one request type: the filter fills it, the facade and both
+ * engines read it. */
+struct Request
+{
+  unsigned                                dimension = 2;
+  std::array<std::uint64_t, MaxDimension> size{ { 1, 1, 1 } }; ///< unused dimensions are 1
+  bool                                    fullyConnected = false;
+  const void *                            input = nullptr;
+  ScalarKind                              inputKind = ScalarKind::UInt8;
+  const void *                            mask = nullptr; ///< optional; zero mask pixels are background
+  ScalarKind                              maskKind = ScalarKind::UInt8;
+  /** Also accumulate the sums behind ITK's shape attributes (second moments, border counts). */
+  bool computeShapeSums = false;
+  /** Also count the perimeter intercepts (needs computeShapeSums). */
+  bool computePerimeter = false;
+  PostProcessing postProcessing;
+  double         pixelVolume = 1; ///< the spacing's product, in dimension order (for minimumPhysicalSize)
+  /** CUDA engine only (the benchmark's variants). */
+  FeatureAlgorithm featureAlgorithm = FeatureAlgorithm::ConflictDetection;
+
+  std::uint64_t
+  NumberOfPixels() const
+  {
+    return size[0] * size[1] * size[2];
+  }
+};
+
+/** The image's geometry, for the LabelMap (unused dimensions: start 0, spacing 1, identity direction). */
+struct Geometry
+{
+  unsigned                                                         dimension = 2;
+  std::array<std::int64_t, MaxDimension>                      start{ { 0, 0, 0 } };
+  std::array<std::uint64_t, MaxDimension>                     size{ { 1, 1, 1 } };
+  std::array<double, MaxDimension>                            origin{ { 0, 0, 0 } };
+  std::array<double, MaxDimension>                            spacing{ { 1, 1, 1 } };
+  std::array<std::array<double, MaxDimension>, MaxDimension> direction{ { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } } };
+};
+
+/** The optional attributes, with ShapeLabelMapFilter's defaults. */
+struct ShapeOptions
+{
+  bool computePerimeter = true;
+  bool computeFeretDiameter = false;
+  bool computeOrientedBoundingBox = false;
+};
+
+/** One component's ShapeLabelObject attributes, as ShapeLabelMapFilter computes them (physical space). */
+struct ShapeAttributes
+{
+  std::uint64_t                                 numberOfPixels = 0;
+  double                                        physicalSize = 0;
+  std::array<std::int64_t, MaxDimension>   boundingBoxIndex{ { 0, 0, 0 } };
+  std::array<std::uint64_t, MaxDimension>  boundingBoxSize{ { 0, 0, 0 } };
+  std::array<double, MaxDimension>         centroid{ { 0, 0, 0 } };
+  std::uint64_t                                 numberOfPixelsOnBorder = 0;
+  double                                        perimeterOnBorder = 0;
+  std::array<double, MaxDimension>         principalMoments{ { 0, 0, 0 } };
+  std::array<std::array<double, MaxDimension>, MaxDimension> principalAxes{};
+  double                                        elongation = 0;
+  double                                        flatness = 0;
+  double                                        equivalentSphericalRadius = 0;
+  double                                        equivalentSphericalPerimeter = 0;
+  std::array<double, MaxDimension>         equivalentEllipsoidDiameter{ { 0, 0, 0 } };
+  double                                        perimeter = 0;              ///< with computePerimeter
+  double                                        roundness = 0;              ///< with computePerimeter
+  double                                        perimeterOnBorderRatio = 0; ///< with computePerimeter
+  double                                        feretDiameter = 0;          ///< with computeFeretDiameter
+  std::array<double, MaxDimension>         orientedBoundingBoxSize{ { 0, 0, 0 } };   ///< with computeOrientedBoundingBox
+  std::array<double, MaxDimension>         orientedBoundingBoxOrigin{ { 0, 0, 0 } }; ///< with computeOrientedBoundingBox
+};
+
+/** The LabelMap's lines (the runs), grouped by component, each group in raster order: component k
+ * (0-based) has lines [firstLine[k], firstLine[k + 1]); indices include the region's start. */
+struct Lines
+{
+  template <typename T>
+  using Column = std::vector<T, UninitializedAllocator<T>>;
+  Column<std::uint64_t>                               firstLine;
+  Column<std::array<std::int64_t, MaxDimension>> index;
+  Column<std::uint64_t>                               length;
+};
+
+/** Computes the ShapeLabelObject attributes of one component at a time, from the sums of the Analyze()
+ * that made it (which needed computeShapeSums, and computePerimeter for the perimeter). Compute() may run
+ * on many threads at once: the LabelMap builder calls it as it builds each object, so that no table of
+ * every component's attributes is kept. */
+class ShapeAttributeCalculator
+{
+public:
+  virtual ~ShapeAttributeCalculator() = default;
+  virtual void
+  Compute(std::uint64_t component, ShapeAttributes & attributes) const = 0;
+};
+
+} // namespace cca
+} // namespace itk
+
+#endif
