@@ -1,31 +1,26 @@
 /*=========================================================================
  *
- *  MakeBaselines: generator of the synthetic test input and of the
- *  regression baselines of the CudaConnectedComponentAnalysis tests.
+ *  Copyright NumFOCUS
  *
- *  This program is kept for provenance only. It is NOT part of the module
- *  build and is not built by default (no CMakeLists.txt refers to it). The
- *  baselines it writes are the answer of ITK's own
- *  itk::ConnectedComponentImageFilter (ITK 5.2.1 was used, see
- *  test/Baseline/README.md), against which the CUDA filter is compared.
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
  *
- *  To rebuild it, use a throw-away CMake project such as:
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
  *
- *    cmake_minimum_required(VERSION 3.16)
- *    project(MakeBaselines C CXX)
- *    find_package(ITK REQUIRED COMPONENTS ITKCommon ITKIOImageBase
- *      ITKIOMeta ITKIOPNG ITKConnectedComponents ITKThresholding)
- *    include(${ITK_USE_FILE})
- *    add_executable(MakeBaselines MakeBaselines.cxx)
- *    target_link_libraries(MakeBaselines ${ITK_LIBRARIES})
- *
- *  and run, from the module's source directory:
- *
- *    MakeBaselines test/Data/Input/CTSlice.mha 250 \
- *      test/Data/Input/Synthetic.png test/Baseline
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
  *
  *=========================================================================*/
-
+// The regression baselines' provenance, run as a test: the synthetic input and the baselines of
+// test/Baseline/ are ITK's own itk::ConnectedComponentImageFilter answer (test/Baseline/README.md). This
+// test writes them again with the ITK it is built against, and CTest's --compare holds the result against
+// the committed files: a baseline that is not ITK's answer (or an ITK whose answer changed) fails here.
+// Arguments: CTSlice.mha lowerThreshold Synthetic.png(out) outputFolder
+// To regenerate the committed files: run it with test/Data/Input/Synthetic.png and test/Baseline as outputs.
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkConnectedComponentImageFilter.h"
 #include "itkImage.h"
@@ -288,7 +283,7 @@ Write(const TImage * image, const std::string & fileName)
 
 
 int
-main(int argc, char * argv[])
+itkCudaConnectedComponentAnalysisBaselinesTest(int argc, char * argv[])
 {
   if (argc < 5)
   {
