@@ -38,9 +38,9 @@ BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmu
   {
     throw Error("the device-resident benchmark takes no mask");
   }
-  auto  engineOwner = CreateCudaEngine(deviceId);
-  auto & engine = static_cast<cuda::CudaEngine &>(*engineOwner);
-  const std::size_t bytes = hostRequest.NumberOfPixels() * ScalarKindSize(hostRequest.inputKind);
+  auto               engineOwner = CreateCudaEngine(deviceId);
+  auto &             engine = static_cast<cuda::CudaEngine &>(*engineOwner);
+  const std::size_t  bytes = hostRequest.NumberOfPixels() * ScalarKindSize(hostRequest.inputKind);
   cuda::DeviceBuffer deviceInput;
   deviceInput.Reserve(bytes, "the benchmark image");
   CCA_CUDA_CHECK(cudaMemcpy(deviceInput.As<void>(), hostRequest.input, bytes, cudaMemcpyHostToDevice));
@@ -89,8 +89,8 @@ BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmu
 TransferRates
 BenchmarkCudaTransfers(int deviceId, std::uint64_t bytes, int timedRuns)
 {
-  auto  engineOwner = CreateCudaEngine(deviceId); // selects and checks the device
-  auto & engine = static_cast<cuda::CudaEngine &>(*engineOwner);
+  auto               engineOwner = CreateCudaEngine(deviceId); // selects and checks the device
+  auto &             engine = static_cast<cuda::CudaEngine &>(*engineOwner);
   const cudaStream_t stream = engine.GetStream();
   TransferRates      rates;
   rates.device = engine.GetDescription();
@@ -118,9 +118,10 @@ BenchmarkCudaTransfers(int deviceId, std::uint64_t bytes, int timedRuns)
     }
     return static_cast<double>(bytes) / bestSeconds / 1e9;
   };
-  void * d = device.As<void>();
+  void *          d = device.As<void>();
   unsigned char * h = pageable.data();
-  rates.pinnedToDevice = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(d, pinned, bytes, cudaMemcpyHostToDevice, stream)); });
+  rates.pinnedToDevice =
+    best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(d, pinned, bytes, cudaMemcpyHostToDevice, stream)); });
   rates.pinnedToHost = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(pinned, d, bytes, cudaMemcpyDeviceToHost, stream)); });
   rates.pageableToDevice = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(d, h, bytes, cudaMemcpyHostToDevice, stream)); });
   rates.pageableToHost = best([&] { CCA_CUDA_CHECK(cudaMemcpyAsync(h, d, bytes, cudaMemcpyDeviceToHost, stream)); });

@@ -62,26 +62,26 @@ ThrowCudaError(cudaError_t status, const char * what, const char * file, int lin
 } // namespace itk
 
 /** Checks a CUDA runtime call. */
-#define CCA_CUDA_CHECK(call)                                                          \
-  do                                                                                  \
-  {                                                                                   \
-    const cudaError_t ccaStatus_ = (call);                                            \
-    if (ccaStatus_ != cudaSuccess)                                                    \
-    {                                                                                 \
-      ::itk::cca::cuda::ThrowCudaError(ccaStatus_, #call, __FILE__, __LINE__);        \
-    }                                                                                 \
+#define CCA_CUDA_CHECK(call)                                                                                           \
+  do                                                                                                                   \
+  {                                                                                                                    \
+    const cudaError_t ccaStatus_ = (call);                                                                             \
+    if (ccaStatus_ != cudaSuccess)                                                                                     \
+    {                                                                                                                  \
+      ::itk::cca::cuda::ThrowCudaError(ccaStatus_, #call, __FILE__, __LINE__);                                         \
+    }                                                                                                                  \
   } while (false)
 
 /** Checks the launch that was just made (configuration errors show up here, asynchronous
  * execution errors at the next synchronizing call, which is itself checked). */
-#define CCA_CUDA_CHECK_LAUNCH(kernelName)                                             \
-  do                                                                                  \
-  {                                                                                   \
-    const cudaError_t ccaStatus_ = cudaGetLastError();                                \
-    if (ccaStatus_ != cudaSuccess)                                                    \
-    {                                                                                 \
-      ::itk::cca::cuda::ThrowCudaError(ccaStatus_, "launch of " kernelName, __FILE__, __LINE__); \
-    }                                                                                 \
+#define CCA_CUDA_CHECK_LAUNCH(kernelName)                                                                              \
+  do                                                                                                                   \
+  {                                                                                                                    \
+    const cudaError_t ccaStatus_ = cudaGetLastError();                                                                 \
+    if (ccaStatus_ != cudaSuccess)                                                                                     \
+    {                                                                                                                  \
+      ::itk::cca::cuda::ThrowCudaError(ccaStatus_, "launch of " kernelName, __FILE__, __LINE__);                       \
+    }                                                                                                                  \
   } while (false)
 
 #endif

@@ -106,7 +106,7 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   if (request.computeShapeSums && !variant.ComputesShapeSums())
   {
     throw Error(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
-                      " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
+                " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
   SetGeometry(request);
@@ -281,7 +281,8 @@ CudaEngine::DownloadFeatures(const Request & request)
   const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
   m_HostSums.resize(numSums * k);
   m_HostBoxes.resize(6 * k);
-  m_Staging.ToHost(m_HostSums.data(), m_FeatureSums.As<void>(), m_HostSums.size() * sizeof(unsigned long long), m_Stream);
+  m_Staging.ToHost(
+    m_HostSums.data(), m_FeatureSums.As<void>(), m_HostSums.size() * sizeof(unsigned long long), m_Stream);
   m_Staging.ToHost(m_HostBoxes.data(), m_FeatureBoxes.As<void>(), m_HostBoxes.size() * sizeof(std::uint32_t), m_Stream);
   m_Features.resize(k);
   const unsigned long long * sums = m_HostSums.data();
@@ -371,7 +372,7 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
 
 void
 CudaEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-              Lines & lines)
+                        Lines & lines)
 {
   if (!m_Analyzed)
   {
@@ -390,11 +391,19 @@ CudaEngine::ExportLines(const LineLayout & layout, const RunSelection & selectio
   // ones and never copied; 32-bit columns into host buffers kept between calls, then written as lines on
   // several threads.
   const unsigned long long * table = DeviceNewIndexTable(selection.newIndex);
-  GroupRunsByComponent(m_Parent.As<std::uint32_t>(), m_RunBegin.As<std::uint32_t>(), m_RunEnd.As<std::uint32_t>(),
-                       m_RunRow.As<std::uint32_t>(), m_NumberOfRuns, table, static_cast<std::uint32_t>(numGroups),
-                       m_RunGrouping, m_Stream, m_Properties.multiProcessorCount);
+  GroupRunsByComponent(m_Parent.As<std::uint32_t>(),
+                       m_RunBegin.As<std::uint32_t>(),
+                       m_RunEnd.As<std::uint32_t>(),
+                       m_RunRow.As<std::uint32_t>(),
+                       m_NumberOfRuns,
+                       table,
+                       static_cast<std::uint32_t>(numGroups),
+                       m_RunGrouping,
+                       m_Stream,
+                       m_Properties.multiProcessorCount);
   m_HostFirstRun.resize(numGroups + 1);
-  m_Staging.ToHost(m_HostFirstRun.data(), m_RunGrouping.firstRun.As<void>(), (numGroups + 1) * sizeof(std::uint32_t), m_Stream);
+  m_Staging.ToHost(
+    m_HostFirstRun.data(), m_RunGrouping.firstRun.As<void>(), (numGroups + 1) * sizeof(std::uint32_t), m_Stream);
   const std::size_t n = m_HostFirstRun[numGroups];
   ResizeLines(lines, numGroups, n);
   for (auto * host : { &m_HostRunBegin, &m_HostRunLength, &m_HostRunRow })

@@ -104,27 +104,27 @@ private:
   const unsigned long long *
   DeviceNewIndexTable(const std::uint64_t * host);
 
-  int             m_DeviceId;
-  cudaDeviceProp  m_Properties{};
-  cudaStream_t    m_Stream = nullptr;
-  PinnedStaging   m_Staging;
-  std::uint32_t * m_HostScalars = nullptr;
+  int                                            m_DeviceId;
+  cudaDeviceProp                                 m_Properties{};
+  cudaStream_t                                   m_Stream = nullptr;
+  PinnedStaging                                  m_Staging;
+  std::uint32_t *                                m_HostScalars = nullptr;
   std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
     m_FeatureSums, m_FeatureBoxes, m_NewIndex, m_Labels;
 
-  DeviceGeometry                 m_Geometry{};
-  bool                           m_Analyzed = false;
-  const std::uint64_t *          m_UploadedNewIndex = nullptr; ///< host table now in m_NewIndex (this analysis)
-  std::uint32_t                  m_NumberOfRuns = 0;
-  std::uint64_t                  m_NumberOfComponents = 0;
+  DeviceGeometry             m_Geometry{};
+  bool                       m_Analyzed = false;
+  const std::uint64_t *      m_UploadedNewIndex = nullptr; ///< host table now in m_NewIndex (this analysis)
+  std::uint32_t              m_NumberOfRuns = 0;
+  std::uint64_t              m_NumberOfComponents = 0;
   std::vector<ComponentSums> m_Features;
   /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
   std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
-  std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>>           m_HostBoxes, m_HostRunBegin, m_HostRunLength,
+  std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>> m_HostBoxes, m_HostRunBegin, m_HostRunLength,
     m_HostRunRow, m_HostFirstRun;
-  RunGroupingBuffers                                                           m_RunGrouping;
+  RunGroupingBuffers m_RunGrouping;
 };
 
 } // namespace cuda

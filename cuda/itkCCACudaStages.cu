@@ -38,14 +38,8 @@ namespace cuda
 {
 
 void
-BuildForegroundBits(const Request & request,
-                    bool                    onDevice,
-                    DeviceBuffer &          pixels,
-                    PinnedStaging &         staging,
-                    std::uint32_t *         bits,
-                    const DeviceGeometry &  g,
-                    cudaStream_t            stream,
-                    int                     multiprocessors)
+BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixels, PinnedStaging & staging,
+                    std::uint32_t * bits, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
 {
   const std::uint64_t numPixels = request.NumberOfPixels();
   // One pixel buffer takes the input, then the mask: the input is in the bitmask by then. Sized once
@@ -95,22 +89,17 @@ BuildForegroundBits(const Request & request,
 }
 
 void
-CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
+CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream,
+               int multiprocessors)
 {
   CountRunStartsKernel<<<GridFor(g.numWords, multiprocessors), BlockSize, 0, stream>>>(bits, firstRun, g);
   CCA_CUDA_CHECK_LAUNCH("CountRunStartsKernel");
 }
 
 void
-EmitRuns(const std::uint32_t *  bits,
-         const std::uint32_t *  firstRun,
-         std::uint32_t *        runBegin,
-         std::uint32_t *        runEnd,
-         std::uint32_t *        runRow,
-         std::uint32_t *        parent,
-         const DeviceGeometry & g,
-         cudaStream_t           stream,
-         int                    multiprocessors)
+EmitRuns(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * runBegin, std::uint32_t * runEnd,
+         std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g, cudaStream_t stream,
+         int multiprocessors)
 {
   EmitRunsKernel<<<GridFor(g.numWords, multiprocessors), BlockSize, 0, stream>>>(
     bits, firstRun, runBegin, runEnd, runRow, parent, g);
@@ -135,7 +124,8 @@ LaunchPlainMerge(const DeviceRuns & runs)
 }
 
 void
-FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream, int multiprocessors)
+FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream,
+                    int multiprocessors)
 {
   FlattenAndMarkRootsKernel<<<GridFor(numRuns, multiprocessors), BlockSize, 0, stream>>>(parent, rootLabel, numRuns);
   CCA_CUDA_CHECK_LAUNCH("FlattenAndMarkRootsKernel");
@@ -150,26 +140,25 @@ LaunchLabelRuns(const DeviceRuns & runs)
 }
 
 const unsigned long long *
-UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex, cudaStream_t stream)
+UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex,
+                    cudaStream_t stream)
 {
   static_assert(sizeof(unsigned long long) == sizeof(std::uint64_t), "the table is copied as is");
-  newIndex.Reserve(std::max<std::uint64_t>(numComponents, 1) * sizeof(unsigned long long), "the post-processing's label table");
+  newIndex.Reserve(std::max<std::uint64_t>(numComponents, 1) * sizeof(unsigned long long),
+                   "the post-processing's label table");
   // Pageable, so the copy is complete when cudaMemcpyAsync returns: the host table may go right after.
-  CCA_CUDA_CHECK(cudaMemcpyAsync(newIndex.As<unsigned long long>(), table, numComponents * sizeof(unsigned long long),
-                                 cudaMemcpyHostToDevice, stream));
+  CCA_CUDA_CHECK(cudaMemcpyAsync(newIndex.As<unsigned long long>(),
+                                 table,
+                                 numComponents * sizeof(unsigned long long),
+                                 cudaMemcpyHostToDevice,
+                                 stream));
   return newIndex.As<unsigned long long>();
 }
 
 std::size_t
-WriteLabelImage(const LabelOutput &    output,
-                const std::uint32_t *  bits,
-                const std::uint32_t *  firstRun,
-                const std::uint32_t *  runLabel,
-                const unsigned long long * newIndex,
-                DeviceBuffer &         labels,
-                const DeviceGeometry & g,
-                cudaStream_t           stream,
-                int                    multiprocessors)
+WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const std::uint32_t * firstRun,
+                const std::uint32_t * runLabel, const unsigned long long * newIndex, DeviceBuffer & labels,
+                const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
 {
   const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
   DispatchScalarKind(output.kind, [&](auto tag) {

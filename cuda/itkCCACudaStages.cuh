@@ -38,55 +38,40 @@ namespace cuda
  * pointers already (`onDevice`), and the foreground bits: input != 0, and mask != 0 where there is one.
  * `pixels` holds the input, then the mask. */
 void
-BuildForegroundBits(const Request & request,
-                    bool                    onDevice,
-                    DeviceBuffer &          pixels,
-                    PinnedStaging &         staging,
-                    std::uint32_t *         bits,
-                    const DeviceGeometry &  g,
-                    cudaStream_t            stream,
-                    int                     multiprocessors);
+BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixels, PinnedStaging & staging,
+                    std::uint32_t * bits, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
 
 /** Stage 2a: per word, the number of runs starting in it (firstRun[numWords] must be 0; the exclusive
  * scan then makes each entry the id of the word's first run and the last the run count). */
 void
-CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
+CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream,
+               int multiprocessors);
 
 /** Stage 2b: each run's begin, end and row, and a union-find forest of singletons. */
 void
-EmitRuns(const std::uint32_t *  bits,
-         const std::uint32_t *  firstRun,
-         std::uint32_t *        runBegin,
-         std::uint32_t *        runEnd,
-         std::uint32_t *        runRow,
-         std::uint32_t *        parent,
-         const DeviceGeometry & g,
-         cudaStream_t           stream,
-         int                    multiprocessors);
+EmitRuns(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * runBegin, std::uint32_t * runEnd,
+         std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g, cudaStream_t stream,
+         int multiprocessors);
 
 /** Stage 4: every parent made its root, and rootLabel[run] = 1 for roots, 0 else (scanned afterwards
  * into the roots' labels in raster order). */
 void
-FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream, int multiprocessors);
+FlattenAndMarkRoots(std::uint32_t * parent, std::uint32_t * rootLabel, std::uint32_t numRuns, cudaStream_t stream,
+                    int multiprocessors);
 
 /** The post-processing's table (host, `numComponents` entries: each component's new index, or ~0 for a
  * removed one) copied into `newIndex` (device); returns the device table. The copy is from pageable memory,
  * so the host table may go once this returns. */
 const unsigned long long *
-UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex, cudaStream_t stream);
+UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex,
+                    cudaStream_t stream);
 
 /** The label image in `output.kind`, into `labels` (device); returns its size in bytes. `newIndex` (device,
  * UploadNewIndexTable()) renumbers the components for the post-processing, or is nullptr. */
 std::size_t
-WriteLabelImage(const LabelOutput &    output,
-                const std::uint32_t *  bits,
-                const std::uint32_t *  firstRun,
-                const std::uint32_t *  runLabel,
-                const unsigned long long * newIndex,
-                DeviceBuffer &         labels,
-                const DeviceGeometry & g,
-                cudaStream_t           stream,
-                int                    multiprocessors);
+WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const std::uint32_t * firstRun,
+                const std::uint32_t * runLabel, const unsigned long long * newIndex, DeviceBuffer & labels,
+                const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
 
 } // namespace cuda
 } // namespace cca

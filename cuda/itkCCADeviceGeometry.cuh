@@ -49,14 +49,14 @@ struct DeviceGeometry
 
 /** Bits at positions <= b. */
 __device__ __forceinline__ std::uint32_t
-MaskUpTo(unsigned b)
+                           MaskUpTo(unsigned b)
 {
   return b >= 31 ? FullWarp : ((2u << b) - 1u);
 }
 
 /** Bits at positions < b. */
 __device__ __forceinline__ std::uint32_t
-MaskBelow(unsigned b)
+                           MaskBelow(unsigned b)
 {
   return (1u << b) - 1u;
 }
@@ -70,25 +70,25 @@ struct RowWord
 
   /** Pixels where a run starts. */
   __device__ __forceinline__ std::uint32_t
-  Starts() const
+                             Starts() const
   {
     return bits & ~((bits << 1) | prevBit);
   }
   /** Last pixels of runs. */
   __device__ __forceinline__ std::uint32_t
-  Ends() const
+                             Ends() const
   {
     return bits & ~((bits >> 1) | (nextBit << 31));
   }
   /** Bit x set when pixel x-1 is foreground. */
   __device__ __forceinline__ std::uint32_t
-  ShiftedRight() const
+                             ShiftedRight() const
   {
     return (bits << 1) | prevBit;
   }
   /** Bit x set when pixel x+1 is foreground. */
   __device__ __forceinline__ std::uint32_t
-  ShiftedLeft() const
+                             ShiftedLeft() const
   {
     return (bits >> 1) | (nextBit << 31);
   }
@@ -106,7 +106,7 @@ LoadRowWord(const std::uint32_t * bits, std::uint32_t wordIndex, std::uint32_t w
 
 /** Id of the run that holds foreground pixel `b` of a word whose first run start has id `firstRunOfWord`. */
 __device__ __forceinline__ std::uint32_t
-RunOfPixel(std::uint32_t firstRunOfWord, std::uint32_t starts, unsigned b)
+                           RunOfPixel(std::uint32_t firstRunOfWord, std::uint32_t starts, unsigned b)
 {
   return firstRunOfWord + __popc(starts & MaskUpTo(b)) - 1u;
 }
@@ -114,12 +114,12 @@ RunOfPixel(std::uint32_t firstRunOfWord, std::uint32_t starts, unsigned b)
 /** Warp-uniform grid-stride loop bounds: every lane of a warp sees the same iterations, so warp
  * intrinsics with the full mask are safe inside. */
 __device__ __forceinline__ std::uint64_t
-GlobalWarpId()
+                           GlobalWarpId()
 {
   return (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
 }
 __device__ __forceinline__ std::uint64_t
-WarpCount()
+                           WarpCount()
 {
   return (static_cast<std::uint64_t>(gridDim.x) * blockDim.x) >> 5;
 }

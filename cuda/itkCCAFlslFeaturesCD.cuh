@@ -36,13 +36,9 @@ namespace cuda
  * ITK's shape attributes derive from (ShapeLabelMapFilter::ThreadedProcessLabelObject's per-line terms). */
 template <bool WithShape>
 __global__ void
-LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel,
-                               const std::uint32_t * __restrict__ rootLabel,
-                               const std::uint32_t * __restrict__ runBegin,
-                               const std::uint32_t * __restrict__ runEnd,
-                               const std::uint32_t * __restrict__ runRow,
-                               std::uint32_t  numRuns,
-                               DeviceGeometry g,
+LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel,
+                               const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
+                               const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
                                DeviceFeatures features)
 {
   constexpr int  NumSums = WithShape ? SumIntercepts0 : SumProducts0;
@@ -73,13 +69,9 @@ LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel,
  * sorted by x, so the first candidate is found by binary search. Needs the labels (run it after
  * LabelRunsAndVoteFeaturesKernel). */
 __global__ void
-CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel,
-                               const std::uint32_t * __restrict__ firstRun,
-                               const std::uint32_t * __restrict__ runBegin,
-                               const std::uint32_t * __restrict__ runEnd,
-                               const std::uint32_t * __restrict__ runRow,
-                               std::uint32_t  numRuns,
-                               DeviceGeometry g,
+CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel, const std::uint32_t * __restrict__ firstRun,
+                               const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
+                               const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
                                DeviceFeatures features)
 {
   const unsigned lane = threadIdx.x & 31u;
@@ -92,9 +84,9 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel,
     if (valid)
     {
       label = runLabel[run];
-      const long long x0 = runBegin[run];
-      const long long x1 = runEnd[run];
-      const long long length = x1 - x0;
+      const long long     x0 = runBegin[run];
+      const long long     x1 = runEnd[run];
+      const long long     length = x1 - x0;
       const std::uint32_t row = runRow[run];
       const int           y = static_cast<int>(row % g.height);
       const int           z = static_cast<int>(row / g.height);
@@ -117,8 +109,8 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel,
           if (ny >= 0 && ny < static_cast<int>(g.height) && nz >= 0 && nz < static_cast<int>(g.depth))
           {
             const std::uint32_t nRow = static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny);
-            std::uint32_t lo = firstRun[static_cast<std::uint64_t>(nRow) * g.wordsPerRow];
-            std::uint32_t hi = firstRun[static_cast<std::uint64_t>(nRow + 1) * g.wordsPerRow];
+            std::uint32_t       lo = firstRun[static_cast<std::uint64_t>(nRow) * g.wordsPerRow];
+            std::uint32_t       hi = firstRun[static_cast<std::uint64_t>(nRow + 1) * g.wordsPerRow];
             // first run of the row that ends after x0 - 1 (can touch [x0 - 1, x1 + 1))
             while (lo < hi)
             {

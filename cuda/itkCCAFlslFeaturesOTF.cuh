@@ -40,11 +40,8 @@ constexpr int OtfSums = SumProducts0; // count and index sums
 
 /** Per-run features at the run's own index (perRun has numberOfComponents = number of runs). */
 __global__ void
-InitRunFeaturesKernel(const std::uint32_t * __restrict__ runBegin,
-                      const std::uint32_t * __restrict__ runEnd,
-                      const std::uint32_t * __restrict__ runRow,
-                      std::uint32_t  numRuns,
-                      DeviceGeometry g,
+InitRunFeaturesKernel(const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
+                      const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
                       DeviceFeatures perRun)
 {
   const int dims = static_cast<int>(g.dimension);
@@ -127,11 +124,8 @@ struct OnTheFlyUnite
  * the slot is written, so the component features need no initialization. */
 __global__ void
 GatherRootFeaturesAndLabelRunsKernel(std::uint32_t * __restrict__ parentToLabel,
-                                     const std::uint32_t * __restrict__ rootLabel,
-                                     std::uint32_t  numRuns,
-                                     DeviceGeometry g,
-                                     DeviceFeatures perRun,
-                                     DeviceFeatures features)
+                                     const std::uint32_t * __restrict__ rootLabel, std::uint32_t numRuns,
+                                     DeviceGeometry g, DeviceFeatures perRun, DeviceFeatures features)
 {
   const int dims = static_cast<int>(g.dimension);
   for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;

@@ -31,13 +31,9 @@ namespace cuda
 
 /** Replaces each run's parent (its root after flattening) by its label and adds the run's features. */
 __global__ void
-LabelRunsAndAddFeaturesKernel(std::uint32_t * __restrict__ parentToLabel,
-                              const std::uint32_t * __restrict__ rootLabel,
-                              const std::uint32_t * __restrict__ runBegin,
-                              const std::uint32_t * __restrict__ runEnd,
-                              const std::uint32_t * __restrict__ runRow,
-                              std::uint32_t  numRuns,
-                              DeviceGeometry g,
+LabelRunsAndAddFeaturesKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel,
+                              const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
+                              const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
                               DeviceFeatures features)
 {
   for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;

@@ -59,12 +59,8 @@ struct PlainUnite
 /** `unite` merges two runs' sets: PlainUnite, or a variant that also moves features (on-the-fly merge). */
 template <typename TUnite>
 __global__ void
-MergeRunsKernel(const std::uint32_t * __restrict__ bits,
-                const std::uint32_t * __restrict__ firstRun,
-                std::uint32_t * parent,
-                DeviceGeometry  g,
-                NeighborRows   neighbors,
-                TUnite          unite)
+MergeRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
+                std::uint32_t * parent, DeviceGeometry g, NeighborRows neighbors, TUnite unite)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)

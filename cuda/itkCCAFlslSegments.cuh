@@ -41,7 +41,8 @@ BuildForegroundBitsKernel(const TInput * __restrict__ input, std::uint32_t * __r
   for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())
   {
     const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
-    const std::uint32_t x = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow) * 32u + lane;
+    const std::uint32_t x =
+      static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow) * 32u + lane;
     bool foreground = false;
     if (x < g.width)
     {
@@ -63,19 +64,19 @@ template <typename TInput>
 __global__ void
 BuildForegroundBitsVectorKernel(const TInput * __restrict__ input, std::uint32_t * __restrict__ bits, DeviceGeometry g)
 {
-  constexpr unsigned PixelsPerLane = 16 / sizeof(TInput);
-  constexpr unsigned LanesPerWord = 32 / PixelsPerLane;
-  constexpr unsigned PixelsPerChunk = 32 * PixelsPerLane;
-  const unsigned     lane = threadIdx.x & 31u;
+  constexpr unsigned  PixelsPerLane = 16 / sizeof(TInput);
+  constexpr unsigned  LanesPerWord = 32 / PixelsPerLane;
+  constexpr unsigned  PixelsPerChunk = 32 * PixelsPerLane;
+  const unsigned      lane = threadIdx.x & 31u;
   const std::uint32_t chunksPerRow = g.width / PixelsPerChunk;
   const std::uint64_t numChunks = static_cast<std::uint64_t>(g.numRows) * chunksPerRow;
   for (std::uint64_t chunk = GlobalWarpId(); chunk < numChunks; chunk += WarpCount())
   {
     const std::uint32_t row = static_cast<std::uint32_t>(chunk / chunksPerRow);
     const std::uint32_t c = static_cast<std::uint32_t>(chunk - static_cast<std::uint64_t>(row) * chunksPerRow);
-    const uint4 v = reinterpret_cast<const uint4 *>(input + static_cast<std::uint64_t>(row) * g.width +
-                                                     static_cast<std::uint64_t>(c) * PixelsPerChunk)[lane];
-    TInput pixels[PixelsPerLane];
+    const uint4         v = reinterpret_cast<const uint4 *>(input + static_cast<std::uint64_t>(row) * g.width +
+                                                    static_cast<std::uint64_t>(c) * PixelsPerChunk)[lane];
+    TInput              pixels[PixelsPerLane];
     memcpy(pixels, &v, sizeof(v));
     std::uint32_t m = 0;
 #pragma unroll
@@ -106,7 +107,8 @@ ApplyMaskKernel(const TMask * __restrict__ mask, std::uint32_t * __restrict__ bi
   for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())
   {
     const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
-    const std::uint32_t x = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow) * 32u + lane;
+    const std::uint32_t x =
+      static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow) * 32u + lane;
     bool inside = false;
     if (x < g.width)
     {
@@ -122,7 +124,8 @@ ApplyMaskKernel(const TMask * __restrict__ mask, std::uint32_t * __restrict__ bi
 
 /** startCounts[word] = number of runs starting in the word (scanned afterwards into run ids). */
 __global__ void
-CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __restrict__ startCounts, DeviceGeometry g)
+CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __restrict__ startCounts,
+                     DeviceGeometry g)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
@@ -137,13 +140,9 @@ CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __
  * A word's first start gets id firstRun[word]; a word's first end belongs to the run still open at
  * the word's start if there is one (pixels just before and at the word's start both foreground). */
 __global__ void
-EmitRunsKernel(const std::uint32_t * __restrict__ bits,
-               const std::uint32_t * __restrict__ firstRun,
-               std::uint32_t * __restrict__ runBegin,
-               std::uint32_t * __restrict__ runEnd,
-               std::uint32_t * __restrict__ runRow,
-               std::uint32_t * __restrict__ parent,
-               DeviceGeometry g)
+EmitRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
+               std::uint32_t * __restrict__ runBegin, std::uint32_t * __restrict__ runEnd,
+               std::uint32_t * __restrict__ runRow, std::uint32_t * __restrict__ parent, DeviceGeometry g)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)

@@ -32,14 +32,9 @@ namespace cuda
 
 template <typename TOutput>
 __global__ void
-WriteLabelsKernel(const std::uint32_t * __restrict__ bits,
-                  const std::uint32_t * __restrict__ firstRun,
-                  const std::uint32_t * __restrict__ runLabel,
-                  const unsigned long long * __restrict__ newIndex,
-                  TOutput * __restrict__ output,
-                  TOutput            background,
-                  unsigned long long skipValue,
-                  DeviceGeometry     g)
+WriteLabelsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
+                  const std::uint32_t * __restrict__ runLabel, const unsigned long long * __restrict__ newIndex,
+                  TOutput * __restrict__ output, TOutput background, unsigned long long skipValue, DeviceGeometry g)
 {
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())

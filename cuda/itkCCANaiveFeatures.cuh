@@ -31,11 +31,8 @@ namespace cuda
 {
 
 __global__ void
-PixelAtomicFeaturesKernel(const std::uint32_t * __restrict__ bits,
-                          const std::uint32_t * __restrict__ firstRun,
-                          const std::uint32_t * __restrict__ runLabel,
-                          DeviceGeometry g,
-                          DeviceFeatures features)
+PixelAtomicFeaturesKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
+                          const std::uint32_t * __restrict__ runLabel, DeviceGeometry g, DeviceFeatures features)
 {
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())

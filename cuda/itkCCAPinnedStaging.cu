@@ -130,8 +130,8 @@ PinnedStaging::ToDevice(void * device, const void * host, std::size_t bytes, cud
       const std::size_t n = std::min(ChunkBytes, end - offset);
       CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot])); // the slot's previous DMA has finished
       std::memcpy(lane.host[slot], static_cast<const char *>(host) + offset, n);
-      CCA_CUDA_CHECK(cudaMemcpyAsync(
-        static_cast<char *>(device) + offset, lane.host[slot], n, cudaMemcpyHostToDevice, lane.stream));
+      CCA_CUDA_CHECK(
+        cudaMemcpyAsync(static_cast<char *>(device) + offset, lane.host[slot], n, cudaMemcpyHostToDevice, lane.stream));
       CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], lane.stream));
     }
   });

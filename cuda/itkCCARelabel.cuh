@@ -51,7 +51,8 @@ FlattenAndMarkRootsKernel(std::uint32_t * parent, std::uint32_t * isRoot, std::u
 
 /** parent[run] (its root after flattening) becomes its component's label. */
 __global__ void
-LabelRunsKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel, std::uint32_t numRuns)
+LabelRunsKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel,
+                std::uint32_t numRuns)
 {
   for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
        run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)

@@ -36,8 +36,8 @@ namespace cuda
 enum SumIndex : int
 {
   SumPixels = 0,
-  SumIndex0 = 1,      // Σx, Σy, Σz
-  SumProducts0 = 4,   // Σxx, Σyy, Σzz, Σxy, Σxz, Σyz
+  SumIndex0 = 1,    // Σx, Σy, Σz
+  SumProducts0 = 4, // Σxx, Σyy, Σzz, Σxy, Σxz, Σyz
   SumBorderPixels = 10,
   SumBorderFaces0 = 11, // per dimension
   SumIntercepts0 = 14,  // 7 direction classes
@@ -145,7 +145,7 @@ ReducePeers(std::uint32_t peers, TValue & value)
   std::uint32_t  higher = peers & (0xfffffffeu << lane);
   while (__any_sync(FullWarp, higher != 0))
   {
-    const int             next = __ffs(higher);
+    const int    next = __ffs(higher);
     const TValue other = value.ShuffleFrom(next ? next - 1 : static_cast<int>(lane));
     if (next)
     {
@@ -165,11 +165,11 @@ __device__ __forceinline__ RunContribution<NumSums>
 MakeRunContribution(unsigned long long x0, unsigned long long x1, std::uint32_t row, const DeviceGeometry & g)
 {
   RunContribution<NumSums> c;
-  const std::uint64_t length = x1 - x0;
-  const std::uint64_t y = row % g.height;
-  const std::uint64_t z = row / g.height;
-  const std::uint64_t sumX = runmath::SumOfRange(x0, x1);
-  std::uint64_t       indexSums[3];
+  const std::uint64_t      length = x1 - x0;
+  const std::uint64_t      y = row % g.height;
+  const std::uint64_t      z = row / g.height;
+  const std::uint64_t      sumX = runmath::SumOfRange(x0, x1);
+  std::uint64_t            indexSums[3];
   runmath::RunIndexSums(sumX, length, y, z, indexSums);
   c.sum[SumPixels] = length;
 #pragma unroll

@@ -44,11 +44,8 @@ FillRunIds(std::uint32_t * ids, std::uint32_t numRuns)
 /** The sort key of each run: its component's new index, or numGroups (after every kept one) for a removed
  * component's run. */
 __global__ void
-MapRunKeys(const std::uint32_t *      label,
-           const unsigned long long * newIndex,
-           std::uint32_t              numRuns,
-           std::uint32_t              numGroups,
-           std::uint32_t *            keys)
+MapRunKeys(const std::uint32_t * label, const unsigned long long * newIndex, std::uint32_t numRuns,
+           std::uint32_t numGroups, std::uint32_t * keys)
 {
   for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < numRuns; i += blockDim.x * gridDim.x)
   {
@@ -62,17 +59,9 @@ MapRunKeys(const std::uint32_t *      label,
  * removed runs (key numGroups) come last: where they start is the number of kept runs, else it is
  * numRuns, written by the last run; either way by exactly one thread. */
 __global__ void
-GatherRuns(const std::uint32_t * sortedKeys,
-           const std::uint32_t * sortedIds,
-           const std::uint32_t * begin,
-           const std::uint32_t * end,
-           const std::uint32_t * row,
-           std::uint32_t         numRuns,
-           std::uint32_t         numGroups,
-           std::uint32_t *       outBegin,
-           std::uint32_t *       outLength,
-           std::uint32_t *       outRow,
-           std::uint32_t *       firstRun)
+GatherRuns(const std::uint32_t * sortedKeys, const std::uint32_t * sortedIds, const std::uint32_t * begin,
+           const std::uint32_t * end, const std::uint32_t * row, std::uint32_t numRuns, std::uint32_t numGroups,
+           std::uint32_t * outBegin, std::uint32_t * outLength, std::uint32_t * outRow, std::uint32_t * firstRun)
 {
   for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < numRuns; i += blockDim.x * gridDim.x)
   {
@@ -98,16 +87,9 @@ GatherRuns(const std::uint32_t * sortedKeys,
 } // namespace
 
 void
-GroupRunsByComponent(const std::uint32_t *      label,
-                     const std::uint32_t *      begin,
-                     const std::uint32_t *      end,
-                     const std::uint32_t *      row,
-                     std::uint32_t              numRuns,
-                     const unsigned long long * newIndex,
-                     std::uint32_t              numGroups,
-                     RunGroupingBuffers &       buffers,
-                     cudaStream_t               stream,
-                     int                        multiprocessors)
+GroupRunsByComponent(const std::uint32_t * label, const std::uint32_t * begin, const std::uint32_t * end,
+                     const std::uint32_t * row, std::uint32_t numRuns, const unsigned long long * newIndex,
+                     std::uint32_t numGroups, RunGroupingBuffers & buffers, cudaStream_t stream, int multiprocessors)
 {
   const std::size_t bytes = std::size_t{ numRuns } * sizeof(std::uint32_t);
   buffers.ids.Reserve(bytes, "the run ids");
@@ -117,7 +99,7 @@ GroupRunsByComponent(const std::uint32_t *      label,
   buffers.length.Reserve(bytes, "the grouped runs' lengths");
   buffers.row.Reserve(bytes, "the grouped runs' rows");
   buffers.firstRun.Reserve((std::size_t{ numGroups } + 1) * sizeof(std::uint32_t), "the components' first runs");
-  const unsigned grid = GridFor(numRuns, multiprocessors);
+  const unsigned        grid = GridFor(numRuns, multiprocessors);
   const std::uint32_t * keys = label;
   if (newIndex != nullptr)
   {
@@ -136,16 +118,37 @@ GroupRunsByComponent(const std::uint32_t *      label,
     ++endBit;
   }
   std::size_t tempBytes = 0;
-  CCA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, tempBytes, keys, buffers.sortedLabels.As<std::uint32_t>(),
-                                                 buffers.ids.As<std::uint32_t>(), buffers.sortedIds.As<std::uint32_t>(),
-                                                 numRuns, 0, endBit, stream));
+  CCA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr,
+                                                 tempBytes,
+                                                 keys,
+                                                 buffers.sortedLabels.As<std::uint32_t>(),
+                                                 buffers.ids.As<std::uint32_t>(),
+                                                 buffers.sortedIds.As<std::uint32_t>(),
+                                                 numRuns,
+                                                 0,
+                                                 endBit,
+                                                 stream));
   buffers.sortTemp.Reserve(std::max<std::size_t>(tempBytes, 1), "the run sort's workspace");
-  CCA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(buffers.sortTemp.As<void>(), tempBytes, keys,
-                                                 buffers.sortedLabels.As<std::uint32_t>(), buffers.ids.As<std::uint32_t>(),
-                                                 buffers.sortedIds.As<std::uint32_t>(), numRuns, 0, endBit, stream));
-  GatherRuns<<<grid, BlockSize, 0, stream>>>(buffers.sortedLabels.As<std::uint32_t>(), buffers.sortedIds.As<std::uint32_t>(),
-                                             begin, end, row, numRuns, numGroups, buffers.begin.As<std::uint32_t>(),
-                                             buffers.length.As<std::uint32_t>(), buffers.row.As<std::uint32_t>(),
+  CCA_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(buffers.sortTemp.As<void>(),
+                                                 tempBytes,
+                                                 keys,
+                                                 buffers.sortedLabels.As<std::uint32_t>(),
+                                                 buffers.ids.As<std::uint32_t>(),
+                                                 buffers.sortedIds.As<std::uint32_t>(),
+                                                 numRuns,
+                                                 0,
+                                                 endBit,
+                                                 stream));
+  GatherRuns<<<grid, BlockSize, 0, stream>>>(buffers.sortedLabels.As<std::uint32_t>(),
+                                             buffers.sortedIds.As<std::uint32_t>(),
+                                             begin,
+                                             end,
+                                             row,
+                                             numRuns,
+                                             numGroups,
+                                             buffers.begin.As<std::uint32_t>(),
+                                             buffers.length.As<std::uint32_t>(),
+                                             buffers.row.As<std::uint32_t>(),
                                              buffers.firstRun.As<std::uint32_t>());
   CCA_CUDA_CHECK(cudaGetLastError());
 }

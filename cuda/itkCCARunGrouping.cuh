@@ -48,16 +48,9 @@ struct RunGroupingBuffers
  * each group's runs start, firstRun[numGroups] the number of kept runs, and buffers.begin/length/row
  * (uint32) the kept runs by group, each group's in raster order. Asynchronous in `stream`. */
 void
-GroupRunsByComponent(const std::uint32_t *      label,
-                     const std::uint32_t *      begin,
-                     const std::uint32_t *      end,
-                     const std::uint32_t *      row,
-                     std::uint32_t              numRuns,
-                     const unsigned long long * newIndex,
-                     std::uint32_t              numGroups,
-                     RunGroupingBuffers &       buffers,
-                     cudaStream_t               stream,
-                     int                        multiprocessors);
+GroupRunsByComponent(const std::uint32_t * label, const std::uint32_t * begin, const std::uint32_t * end,
+                     const std::uint32_t * row, std::uint32_t numRuns, const unsigned long long * newIndex,
+                     std::uint32_t numGroups, RunGroupingBuffers & buffers, cudaStream_t stream, int multiprocessors);
 
 } // namespace cuda
 } // namespace cca

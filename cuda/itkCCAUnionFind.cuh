@@ -38,7 +38,7 @@ namespace cuda
  * parent, replacing it by an ancestor; the one write it may overwrite is an atomicMin that found the
  * node no longer a root, and Unite() retries exactly that case. */
 __device__ __forceinline__ std::uint32_t
-FindRootConcurrent(std::uint32_t * parent, std::uint32_t node)
+                           FindRootConcurrent(std::uint32_t * parent, std::uint32_t node)
 {
   volatile std::uint32_t * p = parent;
   std::uint32_t            next = p[node];

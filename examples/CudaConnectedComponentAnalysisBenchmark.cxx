@@ -37,7 +37,8 @@
 // Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
 //
 // Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
-//          [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones] [--densities 0.1,0.5,...]
+//          [--labelmap 0|1 (modes c, e: also the LabelMap; default 1)] [--series all|g1|g4|g16|ones] [--densities
+//          0.1,0.5,...]
 //          [--modes abcdetsu] [--connectivity 4|8|both] [--cpu-connectivity 4|8|both] [--json file]
 //          mode u: [--size3d N] [--dimensions 2,3] [--granularities 1,4,16] [--itk 0|1] [--cpu-engine 0|1]
 //          (its densities: --densities, default 0.2,0.4,0.6,0.8; --runs, --cpu-runs, --warmup as above)
@@ -72,18 +73,18 @@ using LabelImageType = itk::Image<unsigned int, 2>;
 
 struct Options
 {
-  unsigned    size = 8192;
-  int         runs = 10;
-  int         cpuRuns = 3;
-  int         warmup = 1;
-  std::string modes = "abcdet";
-  std::string connectivity = "both";
-  std::string cpuConnectivity = "4";
-  std::string json = "benchmark.json";
-  bool        variants = false;
-  bool        labelMap = true; ///< modes c and e also build the LabelMap
-  std::string series = "all";  ///< all, or one of g1, g4, g16, ones (for profiling one case)
-  std::vector<double> densities; ///< only these densities of the g series (empty: 0, 0.1, ..., 1)
+  unsigned            size = 8192;
+  int                 runs = 10;
+  int                 cpuRuns = 3;
+  int                 warmup = 1;
+  std::string         modes = "abcdet";
+  std::string         connectivity = "both";
+  std::string         cpuConnectivity = "4";
+  std::string         json = "benchmark.json";
+  bool                variants = false;
+  bool                labelMap = true; ///< modes c and e also build the LabelMap
+  std::string         series = "all";  ///< all, or one of g1, g4, g16, ones (for profiling one case)
+  std::vector<double> densities;       ///< only these densities of the g series (empty: 0, 0.1, ..., 1)
 };
 
 /** The paper's images: blocks of g x g pixels set with probability `density`. */
@@ -170,7 +171,7 @@ main(int argc, char * argv[])
 int
 Benchmark(int argc, char * argv[])
 {
-  Options opt;
+  Options            opt;
   std::ostringstream command;
   for (int i = 0; i < argc; ++i)
   {
@@ -220,8 +221,7 @@ Benchmark(int argc, char * argv[])
       userPath.cpuEngine = value == "1";
     else if (key == "--work-units")
       userPath.workUnits = static_cast<unsigned>(std::stoul(value));
-    else
-    if (key == "--size")
+    else if (key == "--size")
       opt.size = std::stoul(value);
     else if (key == "--runs")
       opt.runs = std::stoi(value);
@@ -320,7 +320,7 @@ Benchmark(int argc, char * argv[])
   series.push_back({ 0u, 1.0 }); // all ones
 
   std::uint32_t seed = 2021;
-  const bool sweep = has('a') || has('b') || has('c') || has('d') || has('e');
+  const bool    sweep = has('a') || has('b') || has('c') || has('d') || has('e');
   for (const auto & s : series)
   {
     if (!sweep)
@@ -334,8 +334,9 @@ Benchmark(int argc, char * argv[])
     {
       continue;
     }
-    if (!allOnes && !opt.densities.empty() &&
-        std::none_of(opt.densities.begin(), opt.densities.end(), [&s](double d) { return std::abs(d - s.density) < 1e-9; }))
+    if (!allOnes && !opt.densities.empty() && std::none_of(opt.densities.begin(), opt.densities.end(), [&s](double d) {
+          return std::abs(d - s.density) < 1e-9;
+        }))
     {
       continue;
     }
@@ -343,10 +344,10 @@ Benchmark(int argc, char * argv[])
     for (bool fully : { false, true })
     {
       const std::string conn = fully ? "8" : "4";
-      auto record = [&](const std::string & mode, const std::vector<double> & ms, std::uint64_t objects) {
+      auto              record = [&](const std::string & mode, const std::vector<double> & ms, std::uint64_t objects) {
         const Stats st = Summarize(ms);
-        std::cerr << "  mode " << mode << " conn " << conn << " " << gName << " d=" << s.density << ": min "
-                  << st.minMs << " ms, median " << st.medianMs << " ms, " << objects << " objects" << std::endl;
+        std::cerr << "  mode " << mode << " conn " << conn << " " << gName << " d=" << s.density << ": min " << st.minMs
+                  << " ms, median " << st.medianMs << " ms, " << objects << " objects" << std::endl;
         const std::string key = mode + "|" + conn + "|" + gName;
         gpixMin[key].push_back(pixels / (st.minMs * 1e6));
         gpixMedian[key].push_back(pixels / (st.medianMs * 1e6));
@@ -440,7 +441,8 @@ Benchmark(int argc, char * argv[])
     const auto          t = itk::cca::BenchmarkCudaTransfers(0, bytes, opt.runs);
     report["device"] = t.device;
     std::cout << "\nHost<->device copies of " << bytes / 1e6 << " MB, GB/s (best of " << opt.runs << ")\n"
-              << std::left << std::setw(34) << "" << std::setw(14) << "to device" << std::setw(14) << "to host" << "\n";
+              << std::left << std::setw(34) << "" << std::setw(14) << "to device" << std::setw(14) << "to host"
+              << "\n";
     auto row = [](const std::string & name, double toDevice, double toHost) {
       std::cout << std::setw(34) << name << std::setw(14) << toDevice << std::setw(14) << toHost << "\n";
     };
@@ -462,7 +464,8 @@ Benchmark(int argc, char * argv[])
     std::cout << "\nTime split of the filter (label image + LabelMap with perimeter), " << opt.size << "^2, seconds\n";
     std::cout << std::left << std::setw(28) << "image" << std::setw(8) << "engine" << std::setw(10) << "objects"
               << std::setw(12) << "analyze" << std::setw(12) << "labels" << std::setw(12) << "runs" << std::setw(12)
-              << "labelmap" << std::setw(12) << "clear" << std::setw(12) << "total" << "\n";
+              << "labelmap" << std::setw(12) << "clear" << std::setw(12) << "total"
+              << "\n";
     auto twoComponents = BinaryImageType::New();
     twoComponents->SetRegions(BinaryImageType::SizeType{ { opt.size, opt.size } });
     twoComponents->Allocate();
@@ -472,7 +475,8 @@ Benchmark(int argc, char * argv[])
       for (unsigned x = 0; x < opt.size; ++x)
       {
         // two filled discs
-        const double dx1 = x - opt.size * 0.3, dy1 = y - opt.size * 0.3, dx2 = x - opt.size * 0.72, dy2 = y - opt.size * 0.7;
+        const double dx1 = x - opt.size * 0.3, dy1 = y - opt.size * 0.3, dx2 = x - opt.size * 0.72,
+                     dy2 = y - opt.size * 0.7;
         const double r = opt.size * 0.2;
         if (dx1 * dx1 + dy1 * dy1 < r * r || dx2 * dx2 + dy2 * dy2 < r * r)
         {
@@ -495,9 +499,9 @@ Benchmark(int argc, char * argv[])
         auto filter = itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>::New();
         filter->SetInput(image);
         filter->SetBackend(backend);
-        std::vector<double> total;
+        std::vector<double>                                                                        total;
         itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>::TimeSplit best;
-        double bestTotal = 1e300;
+        double                                                                                     bestTotal = 1e300;
         for (int i = 0; i < opt.warmup + std::max(1, opt.cpuRuns); ++i)
         {
           filter->Modified();
@@ -511,15 +515,20 @@ Benchmark(int argc, char * argv[])
             best = t;
           }
         }
-        const std::string engineName = backend == itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA ? "CUDA" : "CPU";
+        const std::string engineName =
+          backend == itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA ? "CUDA" : "CPU";
         std::cout << std::setw(28) << name << std::setw(8) << engineName << std::setw(10) << filter->GetObjectCount()
-                  << std::setw(12) << best.Analyze << std::setw(12) << best.WriteLabels << std::setw(12) << best.ExportRuns
-                  << std::setw(12) << best.BuildLabelMap << std::setw(12) << best.ClearLabelMap << std::setw(12)
-                  << bestTotal << "\n";
-        report["time_split"].push_back({ { "image", name }, { "engine", engineName }, { "total_s", bestTotal },
+                  << std::setw(12) << best.Analyze << std::setw(12) << best.WriteLabels << std::setw(12)
+                  << best.ExportRuns << std::setw(12) << best.BuildLabelMap << std::setw(12) << best.ClearLabelMap
+                  << std::setw(12) << bestTotal << "\n";
+        report["time_split"].push_back({ { "image", name },
+                                         { "engine", engineName },
+                                         { "total_s", bestTotal },
                                          { "clear_labelmap_s", best.ClearLabelMap },
-                                         { "objects", filter->GetObjectCount() }, { "analyze_s", best.Analyze },
-                                         { "write_labels_s", best.WriteLabels }, { "export_runs_s", best.ExportRuns },
+                                         { "objects", filter->GetObjectCount() },
+                                         { "analyze_s", best.Analyze },
+                                         { "write_labels_s", best.WriteLabels },
+                                         { "export_runs_s", best.ExportRuns },
                                          { "build_labelmap_s", best.BuildLabelMap } });
       }
     }
@@ -537,7 +546,8 @@ Benchmark(int argc, char * argv[])
     { "d", "d: ITK CC + LabelImageToShapeLabelMap" },
     { "e", "e: our CPU engine via ITK filter" }
   };
-  std::cout << "\n" << opt.size << "x" << opt.size << " images, Gpix/s averaged over density (min time; median time)\n"
+  std::cout << "\n"
+            << opt.size << "x" << opt.size << " images, Gpix/s averaged over density (min time; median time)\n"
             << "device: " << report["device"].get<std::string>() << "; CPU threads: " << threads << "\n";
   std::cout << std::left << std::setw(45) << "mode" << std::setw(5) << "conn";
   for (const char * g : { "g1", "g4", "g16", "ones" })
@@ -569,13 +579,16 @@ Benchmark(int argc, char * argv[])
           std::cout << std::setw(18) << "-";
           continue;
         }
-        const double avgMin = std::accumulate(mins.begin(), mins.end(), 0.0) / mins.size();
-        const double avgMed = std::accumulate(meds.begin(), meds.end(), 0.0) / meds.size();
+        const double       avgMin = std::accumulate(mins.begin(), mins.end(), 0.0) / mins.size();
+        const double       avgMed = std::accumulate(meds.begin(), meds.end(), 0.0) / meds.size();
         std::ostringstream cell;
         cell << std::fixed << std::setprecision(avgMin < 10 ? 2 : 1) << avgMin << " (" << avgMed << ")";
         std::cout << std::setw(18) << cell.str();
-        summary.push_back({ { "mode", mode }, { "connectivity", std::stoi(conn) }, { "granularity", g },
-                            { "gpix_per_s_min_time", avgMin }, { "gpix_per_s_median_time", avgMed } });
+        summary.push_back({ { "mode", mode },
+                            { "connectivity", std::stoi(conn) },
+                            { "granularity", g },
+                            { "gpix_per_s_min_time", avgMin },
+                            { "gpix_per_s_median_time", avgMed } });
       }
       std::cout << "\n";
     }

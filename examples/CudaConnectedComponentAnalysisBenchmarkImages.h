@@ -34,7 +34,7 @@ typename itk::Image<unsigned char, D>::Pointer
 MakeBenchmarkImage(unsigned side, double density, unsigned g, std::uint32_t seed)
 {
   using ImageType = itk::Image<unsigned char, D>;
-  auto                      image = ImageType::New();
+  auto                         image = ImageType::New();
   typename ImageType::SizeType size;
   size.Fill(side);
   image->SetRegions(size);

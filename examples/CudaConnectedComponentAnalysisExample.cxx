@@ -43,8 +43,8 @@ main(int argc, char * argv[])
   using LabelImageType = itk::Image<unsigned int, 2>;
   using FilterType = itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType>;
 
-  float             threshold = 1.0f;
-  bool              fullyConnected = false;
+  float                   threshold = 1.0f;
+  bool                    fullyConnected = false;
   FilterType::BackendEnum backend = FilterType::BackendEnum::Automatic;
   for (int i = 2; i < argc; ++i)
   {
@@ -56,7 +56,7 @@ main(int argc, char * argv[])
     else if (arg == "--backend" && i + 1 < argc)
     {
       const std::string name = argv[++i];
-      backend = name == "cuda" ? FilterType::BackendEnum::CUDA
+      backend = name == "cuda"  ? FilterType::BackendEnum::CUDA
                 : name == "cpu" ? FilterType::BackendEnum::CPU
                                 : FilterType::BackendEnum::Automatic;
     }
@@ -81,15 +81,15 @@ main(int argc, char * argv[])
     filter->SetBackend(backend);
     filter->Update();
 
-    std::cout << "Image: " << argv[1] << " (" << input->GetLargestPossibleRegion().GetSize() << "), pixels >= "
-              << threshold << ", " << (fullyConnected ? "8" : "4") << "-connectivity" << std::endl;
+    std::cout << "Image: " << argv[1] << " (" << input->GetLargestPossibleRegion().GetSize()
+              << "), pixels >= " << threshold << ", " << (fullyConnected ? "8" : "4") << "-connectivity" << std::endl;
     std::cout << "CUDA engine compiled: " << (FilterType::IsCudaEngineCompiled() ? "yes" : "no")
               << "; engine used: " << filter->GetBackendDescription() << std::endl;
     std::cout << "Number of components: " << filter->GetObjectCount() << std::endl;
-    std::cout << std::setw(6) << "label" << std::setw(10) << "pixels" << std::setw(18) << "bbox index"
-              << std::setw(14) << "bbox size" << std::setw(24) << "centroid (index)" << std::setw(28)
-              << "centroid (physical, mm)" << std::setw(14) << "size (mm2)" << std::setw(16) << "perimeter (mm)"
-              << std::setw(11) << "roundness" << std::setw(11) << "elongation" << std::endl;
+    std::cout << std::setw(6) << "label" << std::setw(10) << "pixels" << std::setw(18) << "bbox index" << std::setw(14)
+              << "bbox size" << std::setw(24) << "centroid (index)" << std::setw(28) << "centroid (physical, mm)"
+              << std::setw(14) << "size (mm2)" << std::setw(16) << "perimeter (mm)" << std::setw(11) << "roundness"
+              << std::setw(11) << "elongation" << std::endl;
     const auto * labelMap = filter->GetLabelMap();
     for (const auto & c : filter->GetComponentFeatures())
     {

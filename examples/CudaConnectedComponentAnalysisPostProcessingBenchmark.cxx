@@ -52,14 +52,15 @@ RunPostProcessing(const UserPathOptions & o, bool gpu, nlohmann::json & out)
             << std::setw(12) << "CUDA plain" << std::setw(12) << "CUDA post" << std::setw(12) << "CPU plain"
             << std::setw(12) << "CPU post" << std::setw(12) << "ITK CC" << std::setw(12) << "ITK relabel"
             << std::setw(12) << "ITK/CUDA" << std::setw(12) << "CUDA +map" << std::setw(12) << "CPU +map"
-            << std::setw(12) << "ITK +map" << std::setw(12) << "ITK/CUDA" << "\n";
+            << std::setw(12) << "ITK +map" << std::setw(12) << "ITK/CUDA"
+            << "\n";
   std::uint32_t seed = 9100;
   for (double density : o.densities)
   {
-    auto           image = MakeBenchmarkImage<3>(o.size3D, density, 1, ++seed);
-    nlohmann::json row = { { "size", o.size3D }, { "density", density }, { "minimum_object_size", minimumSize } };
+    auto               image = MakeBenchmarkImage<3>(o.size3D, density, 1, ++seed);
+    nlohmann::json     row = { { "size", o.size3D }, { "density", density }, { "minimum_object_size", minimumSize } };
     itk::SizeValueType objects = 0, kept = 0;
-    auto ours = [&](Backend backend, bool post, bool labelMap, const char * name) {
+    auto               ours = [&](Backend backend, bool post, bool labelMap, const char * name) {
       double best = 1e300;
       for (int i = 0; i < o.warmup + o.runs; ++i)
       {

@@ -82,20 +82,20 @@ private:
 /** The command line, parsed and checked (values in range) but not yet matched with the input. */
 struct Options
 {
-  std::string input;
-  std::string mask;
-  std::string output;
-  std::string csv;
-  std::string json;
-  bool        hasLower{ false };
-  bool        hasUpper{ false };
-  double      lower{ 0 };
-  double      upper{ 0 };
-  bool        fullyConnected{ false };
-  std::uint64_t minimumObjectSize{ 0 };
-  double        minimumPhysicalSize{ 0 };
-  std::uint64_t numberOfObjectsToKeep{ 0 };
-  bool          sortByObjectSize{ false };
+  std::string                                       input;
+  std::string                                       mask;
+  std::string                                       output;
+  std::string                                       csv;
+  std::string                                       json;
+  bool                                              hasLower{ false };
+  bool                                              hasUpper{ false };
+  double                                            lower{ 0 };
+  double                                            upper{ 0 };
+  bool                                              fullyConnected{ false };
+  std::uint64_t                                     minimumObjectSize{ 0 };
+  double                                            minimumPhysicalSize{ 0 };
+  std::uint64_t                                     numberOfObjectsToKeep{ 0 };
+  bool                                              sortByObjectSize{ false };
   itk::CudaConnectedComponentAnalysisEnums::Backend backend{
     itk::CudaConnectedComponentAnalysisEnums::Backend::Automatic
   };
@@ -144,8 +144,7 @@ CheckOutputFormatHoldsDimension(const std::string & output, unsigned int dimensi
  * the image is read from (the header and, for detached formats, its data file). With `deferred`, a pass that
  * decompresses the whole data stream is not run but put there, for the caller to run beside the read. */
 std::vector<std::string>
-CheckImageFileComplete(const std::string &     file,
-                       const itk::ImageIOBase & io,
+CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io,
                        std::function<void()> * deferred = nullptr);
 
 /** Checks the DICOM series of `input` (a directory): no DICOM file of it left out of every series (an

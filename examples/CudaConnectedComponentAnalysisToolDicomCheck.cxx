@@ -89,8 +89,10 @@ Read(const unsigned char * p, int bytes, bool little)
 std::uint64_t
 PixelDataEnd(const std::vector<unsigned char> & bytes, std::uint64_t expected, bool little)
 {
-  const unsigned char tag[4] = { static_cast<unsigned char>(little ? 0xE0 : 0x7F), static_cast<unsigned char>(little ? 0x7F : 0xE0),
-                                 static_cast<unsigned char>(little ? 0x10 : 0x00), static_cast<unsigned char>(little ? 0x00 : 0x10) };
+  const unsigned char tag[4] = { static_cast<unsigned char>(little ? 0xE0 : 0x7F),
+                                 static_cast<unsigned char>(little ? 0x7F : 0xE0),
+                                 static_cast<unsigned char>(little ? 0x10 : 0x00),
+                                 static_cast<unsigned char>(little ? 0x00 : 0x10) };
   const std::uint64_t size = bytes.size();
   for (std::uint64_t at = 132; at + 8 <= size; ++at)
   {
@@ -99,8 +101,8 @@ PixelDataEnd(const std::vector<unsigned char> & bytes, std::uint64_t expected, b
       continue;
     }
     // explicit VR (OB, OW, OF, OD, OL, OV, UN: 2 reserved bytes, then 4 of length) or implicit (4 of length)
-    const bool explicitVR = at + 12 <= size && bytes[at + 4] >= 'A' && bytes[at + 4] <= 'Z' &&
-                            bytes[at + 5] >= 'A' && bytes[at + 5] <= 'Z' && bytes[at + 6] == 0 && bytes[at + 7] == 0;
+    const bool explicitVR = at + 12 <= size && bytes[at + 4] >= 'A' && bytes[at + 4] <= 'Z' && bytes[at + 5] >= 'A' &&
+                            bytes[at + 5] <= 'Z' && bytes[at + 6] == 0 && bytes[at + 7] == 0;
     const std::uint64_t header = explicitVR ? 12 : 8;
     const std::uint64_t length = Read(bytes.data() + at + header - 4, 4, little);
     if (length == 0xFFFFFFFFu)
@@ -136,8 +138,9 @@ PixelDataEnd(const std::vector<unsigned char> & bytes, std::uint64_t expected, b
 ToolError
 DamagedSlice(const std::string & series, const std::string & file, const std::string & why)
 {
-  return ToolError(ExitCannotRead, "the DICOM series " + series + " has a damaged slice: " + file + " " + why +
-                                     " (the series is not labeled; remove the file to label the others)");
+  return ToolError(ExitCannotRead,
+                   "the DICOM series " + series + " has a damaged slice: " + file + " " + why +
+                     " (the series is not labeled; remove the file to label the others)");
 }
 
 /** The slice's pixel data, when uncompressed or encapsulated, lies inside the file. */
@@ -151,8 +154,8 @@ CheckSlicePixelData(const std::string & series, const std::string & file, const 
   {
     return; // a deflated data set or bit-packed pixels: GDCM's reader decides
   }
-  std::uint64_t expected = TagNumber(dictionary, "0028|0002", 1) * TagNumber(dictionary, "0028|0008", 1) *
-                           (bitsAllocated / 8);
+  std::uint64_t expected =
+    TagNumber(dictionary, "0028|0002", 1) * TagNumber(dictionary, "0028|0008", 1) * (bitsAllocated / 8);
   for (unsigned int d = 0; d < std::min(2u, io.GetNumberOfDimensions()); ++d)
   {
     expected *= io.GetDimensions(d);
@@ -206,7 +209,8 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
     }
     if (HasDicomPreamble(path))
     {
-      throw DamagedSlice(input.path, input.path + "/" + name,
+      throw DamagedSlice(input.path,
+                         input.path + "/" + name,
                          "is a DICOM file whose header cannot be read (cut short or damaged), so it is in no series");
     }
   }
@@ -227,7 +231,8 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
     }
     CheckSlicePixelData(input.path, file, *io);
     const auto   direction = io->GetDirection(2); // the slice normal
-    const double origin[3] = { io->GetOrigin(0), io->GetOrigin(1),
+    const double origin[3] = { io->GetOrigin(0),
+                               io->GetOrigin(1),
                                io->GetNumberOfDimensions() > 2 ? io->GetOrigin(2) : 0.0 };
     double       along = 0;
     for (unsigned int d = 0; d < std::min<std::size_t>(3, direction.size()); ++d)
@@ -260,8 +265,8 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
     }
     std::ostringstream message;
     message << "the DICOM series " << input.path << " is not evenly spaced: " << input.fileNames[i] << " and "
-            << input.fileNames[i + 1] << " lie " << steps[i] << " mm apart, where the series' spacing is "
-            << spacing << " mm";
+            << input.fileNames[i + 1] << " lie " << steps[i] << " mm apart, where the series' spacing is " << spacing
+            << " mm";
     if (spacing > 0 && steps[i] > spacing)
     {
       const long missing = std::lround(steps[i] / spacing) - 1;

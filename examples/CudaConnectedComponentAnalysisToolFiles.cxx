@@ -84,8 +84,8 @@ CheckOutputsAreNotInputs(const Options & options, const std::vector<std::string>
     {
       if (!outputs[j].second->empty() && SamePath(output, *outputs[j].second))
       {
-        throw ToolError(ExitUsage, std::string(outputs[i].first) + " and " + outputs[j].first + " name the same file " +
-                                     output);
+        throw ToolError(ExitUsage,
+                        std::string(outputs[i].first) + " and " + outputs[j].first + " name the same file " + output);
       }
     }
     for (const std::string & written : FilesWrittenFor(output))
@@ -95,10 +95,10 @@ CheckOutputsAreNotInputs(const Options & options, const std::vector<std::string>
         // Same inode (a hard link, another path to the file) or the same path not yet resolvable.
         if (!options.overwriteInput && SamePath(written, source))
         {
-          throw ToolError(ExitUsage, std::string(outputs[i].first) + " " + output + " would overwrite " +
-                                       (written == output ? "" : "(with its data file " + written + ") ") +
-                                       "the input file " + source +
-                                       ": choose another name, or give --overwrite-input to replace it");
+          throw ToolError(ExitUsage,
+                          std::string(outputs[i].first) + " " + output + " would overwrite " +
+                            (written == output ? "" : "(with its data file " + written + ") ") + "the input file " +
+                            source + ": choose another name, or give --overwrite-input to replace it");
         }
       }
     }

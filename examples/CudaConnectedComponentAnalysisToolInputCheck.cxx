@@ -51,9 +51,10 @@ Bytes(std::uint64_t n)
 ToolError
 Truncated(const std::string & file, std::uint64_t promised, std::uint64_t yielded, const std::string & what)
 {
-  return ToolError(ExitCannotRead, file + " is truncated or damaged: its header promises " + Bytes(promised) + " " +
-                                     what + ", the file yields " + Bytes(yielded) +
-                                     " (the image is not labeled: the missing part would read as background)");
+  return ToolError(ExitCannotRead,
+                   file + " is truncated or damaged: its header promises " + Bytes(promised) + " " + what +
+                     ", the file yields " + Bytes(yielded) +
+                     " (the image is not labeled: the missing part would read as background)");
 }
 
 std::uint64_t
@@ -98,9 +99,10 @@ GzipLength(const std::string & file, std::uint64_t promised, const std::string &
   gzclose(gz);
   if (n < 0 || code != Z_OK)
   {
-    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its gzip stream breaks off (zlib: " +
-                                      message + ") after yielding " + Bytes(total) + " of the " + Bytes(promised) +
-                                      " its header promises " + what + " (the image is not labeled)");
+    throw ToolError(ExitCannotRead,
+                    file + " is truncated or damaged: its gzip stream breaks off (zlib: " + message +
+                      ") after yielding " + Bytes(total) + " of the " + Bytes(promised) + " its header promises " +
+                      what + " (the image is not labeled)");
   }
   return total;
 }
@@ -183,8 +185,9 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
   }
   if (got < 348)
   {
-    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its NIfTI header is incomplete (" +
-                                      Bytes(got < 0 ? 0 : got) + " of at least 348)");
+    throw ToolError(ExitCannotRead,
+                    file + " is truncated or damaged: its NIfTI header is incomplete (" + Bytes(got < 0 ? 0 : got) +
+                      " of at least 348)");
   }
   const std::int32_t sizeofHdr = FieldAt<std::int32_t>(header.data(), 0, false);
   bool               swap = false;
@@ -204,8 +207,8 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
   }
   if (nifti2 && got < 540)
   {
-    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its NIfTI-2 header is incomplete (" +
-                                      Bytes(got) + " of 540)");
+    throw ToolError(ExitCannotRead,
+                    file + " is truncated or damaged: its NIfTI-2 header is incomplete (" + Bytes(got) + " of 540)");
   }
   std::uint64_t voxels = 1;
   std::uint64_t voxOffset = 0;
@@ -216,7 +219,8 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
     const auto rank = FieldAt<std::int64_t>(header.data(), 16, swap);
     for (std::int64_t d = 1; d <= std::min<std::int64_t>(rank, 7); ++d)
     {
-      voxels *= static_cast<std::uint64_t>(std::max<std::int64_t>(1, FieldAt<std::int64_t>(header.data(), 16 + 8 * d, swap)));
+      voxels *=
+        static_cast<std::uint64_t>(std::max<std::int64_t>(1, FieldAt<std::int64_t>(header.data(), 16 + 8 * d, swap)));
     }
     bitpix = FieldAt<std::int16_t>(header.data(), 14, swap);
     voxOffset = static_cast<std::uint64_t>(std::max<std::int64_t>(0, FieldAt<std::int64_t>(header.data(), 168, swap)));
@@ -245,7 +249,7 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
   }
   const std::uint64_t promised = voxOffset + dataBytes;
   const std::string   what = "(vox_offset " + std::to_string(voxOffset) + " + " + Bytes(dataBytes) + " of voxels)";
-  const auto pass = [dataFile, promised, what]() {
+  const auto          pass = [dataFile, promised, what]() {
     const std::uint64_t yielded = StreamLength(dataFile, promised, what);
     if (yielded < promised)
     {
@@ -318,9 +322,9 @@ InflatedLength(std::istream & in, const std::string & file, std::uint64_t promis
     {
       const std::string message = stream.msg ? stream.msg : "error " + std::to_string(code);
       inflateEnd(&stream);
-      throw ToolError(ExitCannotRead, file + " is truncated or damaged: its compressed data fails after " +
-                                        Bytes(total) + " of the " + Bytes(promised) + " " + what + " (zlib: " +
-                                        message + "; the image is not labeled)");
+      throw ToolError(ExitCannotRead,
+                      file + " is truncated or damaged: its compressed data fails after " + Bytes(total) + " of the " +
+                        Bytes(promised) + " " + what + " (zlib: " + message + "; the image is not labeled)");
     }
   }
   inflateEnd(&stream);
@@ -330,9 +334,10 @@ InflatedLength(std::istream & in, const std::string & file, std::uint64_t promis
   }
   if (inStream) // every pixel came out, but the file ends before the stream does (its checksum at least)
   {
-    throw ToolError(ExitCannotRead, file + " is truncated or damaged: its compressed data end before their " +
-                                      "stream does (its checksum is missing), after " + Bytes(total) + " " + what +
-                                      " (the image is not labeled)");
+    throw ToolError(ExitCannotRead,
+                    file + " is truncated or damaged: its compressed data end before their " +
+                      "stream does (its checksum is missing), after " + Bytes(total) + " " + what +
+                      " (the image is not labeled)");
   }
   return total;
 }
@@ -340,10 +345,10 @@ InflatedLength(std::istream & in, const std::string & file, std::uint64_t promis
 std::vector<std::string>
 CheckMetaImage(const std::string & file, std::uint64_t promised, std::function<void()> * deferred)
 {
-  std::ifstream in(file, std::ios::binary);
+  std::ifstream                      in(file, std::ios::binary);
   std::map<std::string, std::string> keys;
-  std::string                         line;
-  std::uint64_t                       dataStart = 0;
+  std::string                        line;
+  std::uint64_t                      dataStart = 0;
   while (std::getline(in, line))
   {
     const auto equals = line.find('=');
@@ -365,13 +370,11 @@ CheckMetaImage(const std::string & file, std::uint64_t promised, std::function<v
     return { file }; // a file list or pattern: not checked here
   }
   const bool        local = element == "LOCAL" || element == "Local" || element == "local";
-  const std::string dataFile =
-    local ? file
-          : (itksys::SystemTools::FileIsFullPath(element)
-               ? element
-               : itksys::SystemTools::GetFilenamePath(file).empty()
-                   ? element
-                   : itksys::SystemTools::GetFilenamePath(file) + "/" + element);
+  const std::string dataFile = local ? file
+                                     : (itksys::SystemTools::FileIsFullPath(element) ? element
+                                        : itksys::SystemTools::GetFilenamePath(file).empty()
+                                          ? element
+                                          : itksys::SystemTools::GetFilenamePath(file) + "/" + element);
   if (!itksys::SystemTools::FileExists(dataFile, true))
   {
     throw ToolError(ExitCannotRead, "the data file " + dataFile + " of " + file + " does not exist");

@@ -283,7 +283,6 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
                                { "minimumPhysicalSize", options.minimumPhysicalSize },
                                { "numberOfObjectsToKeep", options.numberOfObjectsToKeep },
                                { "sortByObjectSize", options.sortByObjectSize } };
-
 }
 
 void
@@ -317,8 +316,8 @@ PrintSummary(const Report & r)
     }
   }
   line("backend") << r.backend << std::endl;
-  line("time (s)") << std::fixed << std::setprecision(3) << "read " << r.readSeconds << ", analyze "
-                   << r.analyzeSeconds << ", write " << r.writeSeconds << std::defaultfloat << std::endl;
+  line("time (s)") << std::fixed << std::setprecision(3) << "read " << r.readSeconds << ", analyze " << r.analyzeSeconds
+                   << ", write " << r.writeSeconds << std::defaultfloat << std::endl;
   std::string written;
   for (const auto & name : r.written)
   {

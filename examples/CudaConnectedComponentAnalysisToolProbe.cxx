@@ -61,8 +61,8 @@ ProbeInput(const std::string & path, const Options & options)
       }
       if (uids.size() > 1)
       {
-        std::cerr << "cca: " << path << " holds " << uids.size() << " DICOM series; reading the first, "
-                  << uids.front() << std::endl;
+        std::cerr << "cca: " << path << " holds " << uids.size() << " DICOM series; reading the first, " << uids.front()
+                  << std::endl;
       }
       input.dicomSeries = true;
       input.fileNames = names->GetFileNames(uids.front());
@@ -102,15 +102,15 @@ ProbeInput(const std::string & path, const Options & options)
   input.componentName = itk::ImageIOBase::GetComponentTypeAsString(input.componentType);
   if (io->GetPixelType() != itk::IOPixelEnum::SCALAR || io->GetNumberOfComponents() != 1)
   {
-    throw ToolError(ExitUnsupported, path + " has " + itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) +
-                                       " pixels of " + std::to_string(io->GetNumberOfComponents()) + " " +
-                                       input.componentName +
-                                       " components; cca labels scalar (grey-level) images only");
+    throw ToolError(ExitUnsupported,
+                    path + " has " + itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) + " pixels of " +
+                      std::to_string(io->GetNumberOfComponents()) + " " + input.componentName +
+                      " components; cca labels scalar (grey-level) images only");
   }
   if (input.dimension != 2 && input.dimension != 3)
   {
-    throw ToolError(ExitUnsupported, path + " is a " + std::to_string(input.dimension) +
-                                       "D image; cca labels 2D and 3D images only");
+    throw ToolError(ExitUnsupported,
+                    path + " is a " + std::to_string(input.dimension) + "D image; cca labels 2D and 3D images only");
   }
   return input;
 }
@@ -126,8 +126,9 @@ ProbeMask(const std::string & path)
   const auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
   if (!io)
   {
-    throw ToolError(ExitCannotRead, "Could not create IO object for reading the mask " + path +
-                                      ": not an image format ITK can read (or a damaged file)");
+    throw ToolError(ExitCannotRead,
+                    "Could not create IO object for reading the mask " + path +
+                      ": not an image format ITK can read (or a damaged file)");
   }
   try
   {
@@ -151,12 +152,13 @@ CheckOutputFormatHoldsDimension(const std::string & output, unsigned int dimensi
   {
     return;
   }
-  const auto io = itk::ImageIOFactory::CreateImageIO(output.c_str(), itk::IOFileModeEnum::WriteMode);
+  const auto        io = itk::ImageIOFactory::CreateImageIO(output.c_str(), itk::IOFileModeEnum::WriteMode);
   const std::string name = io ? io->GetNameOfClass() : "";
   if (name == "PNGImageIO" || name == "JPEGImageIO" || name == "BMPImageIO")
   {
-    throw ToolError(ExitUsage, "--output " + output + ": " + name.substr(0, name.size() - 7) +
-                     " files hold 2D images only, and the input is 3D (use .nii.gz, .nrrd, .mha or .tif)");
+    throw ToolError(ExitUsage,
+                    "--output " + output + ": " + name.substr(0, name.size() - 7) +
+                      " files hold 2D images only, and the input is 3D (use .nii.gz, .nrrd, .mha or .tif)");
   }
 }
 

@@ -144,7 +144,7 @@ AttributesOf(const TLabelObject & object, const Options & options)
 {
   constexpr unsigned int D = TLabelObject::ImageDimension;
   ObjectRow              row;
-  const auto scalar = [&row](const char * name, double value, bool integer = false) {
+  const auto             scalar = [&row](const char * name, double value, bool integer = false) {
     row.push_back(Attribute{ name, { value }, {}, integer });
   };
   const auto vector = [&row](const char * name, const auto & v, bool integer = false) {
@@ -200,11 +200,8 @@ AttributesOf(const TLabelObject & object, const Options & options)
 /** Casts the labels to TOut (a separate update, so that the bar moves forward) and writes them. */
 template <typename TOut, typename TLabelImage>
 void
-WriteLabelImage(const TLabelImage * labels,
-                const std::string & fileName,
-                const std::string & destination,
-                const std::string & labelType,
-                ProgressBar &       bar)
+WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const std::string & destination,
+                const std::string & labelType, ProgressBar & bar)
 {
   using OutputImageType = itk::Image<TOut, TLabelImage::ImageDimension>;
   auto writer = itk::ImageFileWriter<OutputImageType>::New();
@@ -241,12 +238,8 @@ WriteLabelImage(const TLabelImage * labels,
 /** Labels the foreground (0 / 1, from `foreground`) and writes what was asked for. */
 template <typename TLabel, unsigned int D>
 int
-Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
-        itk::Image<unsigned char, D> *                    mask,
-        const Options &                                   options,
-        Json &                                            header,
-        Report &                                          report,
-        ProgressBar &                                     bar)
+Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<unsigned char, D> * mask,
+        const Options & options, Json & header, Report & report, ProgressBar & bar)
 {
   using BinaryImageType = itk::Image<unsigned char, D>;
   using LabelImageType = itk::Image<TLabel, D>;
@@ -285,16 +278,17 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground,
   report.kept = filter->GetObjectCount();
   if (report.labeled == 0 && options.failIfEmpty)
   {
-    throw ToolError(ExitEmptySelection, "no foreground pixel: no pixel of " + report.input + " has " +
-                                          report.foreground + " (nothing labeled, nothing written: --fail-if-empty)");
+    throw ToolError(ExitEmptySelection,
+                    "no foreground pixel: no pixel of " + report.input + " has " + report.foreground +
+                      " (nothing labeled, nothing written: --fail-if-empty)");
   }
   const std::string labelType = options.labelType.empty() ? SmallestLabelType(report.kept) : options.labelType;
   if (report.kept > LabelTypeMax(labelType))
   {
-    throw ToolError(ExitLabelOverflow, std::to_string(report.kept) + " objects do not fit in the label type " +
-                                         labelType + " (at most " + std::to_string(LabelTypeMax(labelType)) +
-                                         " labels); use --label-type " + SmallestLabelType(report.kept) +
-                                         " (nothing written)");
+    throw ToolError(ExitLabelOverflow,
+                    std::to_string(report.kept) + " objects do not fit in the label type " + labelType + " (at most " +
+                      std::to_string(LabelTypeMax(labelType)) + " labels); use --label-type " +
+                      SmallestLabelType(report.kept) + " (nothing written)");
   }
   if (report.kept == 0 && report.labeled > 0)
   {
@@ -400,15 +394,15 @@ RunTyped(const Options & options, const InputDescription & input)
   report.sizeUnit = D == 2 ? "mm^2" : "mm^3";
 
   // Checked before reading: a range with no value of the pixel type in it selects nothing.
-  TPixel lower{};
-  TPixel upper{};
+  TPixel     lower{};
+  TPixel     upper{};
   const bool nonZero = !options.hasLower && !options.hasUpper;
   const bool nothingSelected = !nonZero && !SelectionRange(options, lower, upper);
   if (nothingSelected && options.failIfEmpty)
   {
-    throw ToolError(ExitEmptySelection, "empty selection: no value of the pixel type (" + input.componentName +
-                                          ") has " + report.foreground +
-                                          " (nothing labeled, nothing written: --fail-if-empty)");
+    throw ToolError(ExitEmptySelection,
+                    "empty selection: no value of the pixel type (" + input.componentName + ") has " +
+                      report.foreground + " (nothing labeled, nothing written: --fail-if-empty)");
   }
 
   ProgressBar                      bar(options.progress);
@@ -540,8 +534,9 @@ DispatchPixel(const Options & options, const InputDescription & input)
     case itk::IOComponentEnum::DOUBLE:
       return RunTyped<double, D>(options, input);
     default:
-      throw ToolError(ExitUnsupported, input.path + " has pixels of component type " + input.componentName +
-                                         ", which cca does not read");
+      throw ToolError(ExitUnsupported,
+                      input.path + " has pixels of component type " + input.componentName +
+                        ", which cca does not read");
   }
 }
 

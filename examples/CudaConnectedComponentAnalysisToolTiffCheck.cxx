@@ -58,14 +58,14 @@ CheckTiff(const std::string & file)
   {
     return;
   }
-  const int      countBytes = big ? 8 : 2;  // directory entry count
-  const int      entryBytes = big ? 20 : 12; // tag 2, type 2, count 4|8, value 4|8
-  const int      offsetBytes = big ? 8 : 4;
-  std::uint64_t  next = big ? read(head + 8, 8) : read(head + 4, 4);
-  std::uint64_t  promised = 0; // the furthest byte the file needs
-  std::uint64_t  directories = 0;
-  const auto     need = [&promised](std::uint64_t end) { promised = std::max(promised, end); };
-  const auto     typeSize = [](std::uint64_t type) -> std::uint64_t {
+  const int     countBytes = big ? 8 : 2;   // directory entry count
+  const int     entryBytes = big ? 20 : 12; // tag 2, type 2, count 4|8, value 4|8
+  const int     offsetBytes = big ? 8 : 4;
+  std::uint64_t next = big ? read(head + 8, 8) : read(head + 4, 4);
+  std::uint64_t promised = 0; // the furthest byte the file needs
+  std::uint64_t directories = 0;
+  const auto    need = [&promised](std::uint64_t end) { promised = std::max(promised, end); };
+  const auto    typeSize = [](std::uint64_t type) -> std::uint64_t {
     switch (type)
     {
       case 1: // BYTE, ASCII, SBYTE, UNDEFINED

@@ -107,12 +107,12 @@ ResourcesOf(const std::function<void()> & f)
 
 struct Timed
 {
-  double        seconds = 1e300;      ///< best of the timed runs
-  std::uint64_t objects = 0;
-  double        peakExtraBytes = 0;   ///< peak RSS during the update minus RSS before it
-  double        labelMapBytes = 0;    ///< RSS held after the update minus before (outputs kept)
+  double         seconds = 1e300; ///< best of the timed runs
+  std::uint64_t  objects = 0;
+  double         peakExtraBytes = 0; ///< peak RSS during the update minus RSS before it
+  double         labelMapBytes = 0;  ///< RSS held after the update minus before (outputs kept)
   nlohmann::json split;
-  nlohmann::json resources;           ///< ResourcesOf() the update
+  nlohmann::json resources; ///< ResourcesOf() the update
 };
 
 template <unsigned D>
@@ -120,7 +120,8 @@ Timed
 OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool fully, bool labelMap, int warmup, int runs,
           unsigned workUnits)
 {
-  using FilterType = itk::CudaConnectedComponentAnalysisImageFilter<itk::Image<unsigned char, D>, itk::Image<unsigned int, D>>;
+  using FilterType =
+    itk::CudaConnectedComponentAnalysisImageFilter<itk::Image<unsigned char, D>, itk::Image<unsigned int, D>>;
   Timed t;
   for (int i = 0; i < warmup + runs; ++i)
   {
@@ -139,7 +140,7 @@ OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool full
     double         s = 0;
     nlohmann::json resources = ResourcesOf([&]() { s = SecondsOf([&]() { filter->Update(); }); });
     const double   peak = Memory::Peak() - before;
-    const double held = Memory::Resident() - before;
+    const double   held = Memory::Resident() - before;
     if (i >= warmup && s < t.seconds)
     {
       const auto & split = filter->GetTimeSplit();
@@ -148,8 +149,10 @@ OurFilter(const itk::Image<unsigned char, D> * image, Backend backend, bool full
       t.peakExtraBytes = peak;
       t.labelMapBytes = held;
       t.resources = resources;
-      t.split = { { "clear_labelmap_s", split.ClearLabelMap }, { "analyze_s", split.Analyze },
-                  { "write_labels_s", split.WriteLabels },     { "export_runs_s", split.ExportRuns },
+      t.split = { { "clear_labelmap_s", split.ClearLabelMap },
+                  { "analyze_s", split.Analyze },
+                  { "write_labels_s", split.WriteLabels },
+                  { "export_runs_s", split.ExportRuns },
                   { "build_labelmap_s", split.BuildLabelMap } };
     }
   }
@@ -171,7 +174,7 @@ ITKPipeline(const itk::Image<unsigned char, D> * image, bool fully, int runs)
     auto shape = itk::LabelImageToShapeLabelMapFilter<LabelImageType, MapType>::New();
     shape->SetInput(cc->GetOutput());
     Memory::ResetPeak();
-    const double before = Memory::Resident();
+    const double   before = Memory::Resident();
     double         labelSeconds = 0;
     double         s = 0;
     nlohmann::json resources = ResourcesOf([&]() {
@@ -218,16 +221,20 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
       for (double density : o.densities)
       {
         auto           image = MakeBenchmarkImage<D>(side, density, g, ++seed);
-        nlohmann::json row = { { "dimension", D }, { "size", side }, { "connectivity", conn }, { "granularity", g },
-                               { "density", density }, { "work_units", o.workUnits } };
-        auto record = [&row](const std::string & name, const Timed & t) {
-          row[name] = { { "seconds", t.seconds },           { "objects", t.objects },
+        nlohmann::json row = { { "dimension", D },   { "size", side },       { "connectivity", conn },
+                               { "granularity", g }, { "density", density }, { "work_units", o.workUnits } };
+        auto           record = [&row](const std::string & name, const Timed & t) {
+          row[name] = { { "seconds", t.seconds },
+                        { "objects", t.objects },
                         { "peak_extra_rss_bytes", t.peakExtraBytes },
-                        { "held_rss_bytes", t.labelMapBytes }, { "split", t.split }, { "resources", t.resources } };
+                        { "held_rss_bytes", t.labelMapBytes },
+                        { "split", t.split },
+                        { "resources", t.resources } };
         };
         if (gpu)
         {
-          const Timed cuda = OurFilter<D>(image.GetPointer(), Backend::CUDA, fully, true, o.warmup, o.runs, o.workUnits);
+          const Timed cuda =
+            OurFilter<D>(image.GetPointer(), Backend::CUDA, fully, true, o.warmup, o.runs, o.workUnits);
           record("cuda", cuda);
           total[0] += cuda.seconds;
           itk::cca::Request request;
@@ -236,7 +243,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
           request.fullyConnected = fully;
           request.input = image->GetBufferPointer();
           request.inputKind = itk::cca::ScalarKind::UInt8;
-          const auto resident = itk::cca::BenchmarkCudaDeviceResident(request, 0, o.warmup, std::max(3, o.runs));
+          const auto   resident = itk::cca::BenchmarkCudaDeviceResident(request, 0, o.warmup, std::max(3, o.runs));
           const double ms = *std::min_element(resident.featuresAndLabelsMs.begin(), resident.featuresAndLabelsMs.end());
           row["device_resident_ms"] = ms;
           deviceResident += ms / 1e3;
@@ -256,7 +263,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
         std::cerr << "  " << D << "D conn " << conn << " g" << g << " d=" << density << ": " << row.dump() << std::endl;
         out["rows"].push_back(row);
       }
-      const double n = pixels * o.densities.size();
+      const double   n = pixels * o.densities.size();
       nlohmann::json summary = { { "dimension", D }, { "connectivity", conn }, { "granularity", g } };
       std::cout << std::left << std::setw(4) << D << std::setw(6) << conn << std::setw(5) << g;
       auto column = [&](const char * name, double seconds) {
@@ -288,14 +295,14 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
   {
     for (unsigned g : { 16u, 0u })
     {
-      auto image = g ? MakeBenchmarkImage<D>(side, 0.5, g, 99) : MakeBenchmarkImage<D>(side, 1.0, 1, 99);
-      const Timed t = OurFilter<D>(image.GetPointer(), Backend::CUDA, false, false, o.warmup, o.runs, o.workUnits);
+      auto         image = g ? MakeBenchmarkImage<D>(side, 0.5, g, 99) : MakeBenchmarkImage<D>(side, 1.0, 1, 99);
+      const Timed  t = OurFilter<D>(image.GetPointer(), Backend::CUDA, false, false, o.warmup, o.runs, o.workUnits);
       const double inBytes = pixels * sizeof(unsigned char);
       const double labelBytes = pixels * sizeof(unsigned int);
       const double bound = inBytes / (rates.pinnedToDevice * 1e9) + labelBytes / (rates.pinnedToHost * 1e9);
       const std::string name = g ? "g16 d=0.5" : "all ones";
-      std::cout << D << "D label image only, " << name << ": " << t.seconds * 1e3 << " ms, PCIe bound "
-                << bound * 1e3 << " ms: " << 100 * bound / t.seconds << " % of the bound; split " << t.split.dump() << "\n";
+      std::cout << D << "D label image only, " << name << ": " << t.seconds * 1e3 << " ms, PCIe bound " << bound * 1e3
+                << " ms: " << 100 * bound / t.seconds << " % of the bound; split " << t.split.dump() << "\n";
       out["label_image_only"].push_back({ { "dimension", D },
                                           { "image", name },
                                           { "seconds", t.seconds },
@@ -310,15 +317,15 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
 void
 RunUserPathBenchmark(const UserPathOptions & o, nlohmann::json & report)
 {
-  std::string reason;
-  const bool  gpu = itk::cca::GetCudaDeviceCount(&reason) > 0;
-  nlohmann::json out = { { "threads", itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads() },
-                         { "densities", o.densities },
-                         { "granularities", o.granularities },
-                         { "runs", o.runs },
-                         { "cpu_runs", o.cpuRuns },
-                         { "rows", nlohmann::json::array() },
-                         { "summary", nlohmann::json::array() } };
+  std::string             reason;
+  const bool              gpu = itk::cca::GetCudaDeviceCount(&reason) > 0;
+  nlohmann::json          out = { { "threads", itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads() },
+                                  { "densities", o.densities },
+                                  { "granularities", o.granularities },
+                                  { "runs", o.runs },
+                                  { "cpu_runs", o.cpuRuns },
+                                  { "rows", nlohmann::json::array() },
+                                  { "summary", nlohmann::json::array() } };
   itk::cca::TransferRates rates;
   if (gpu)
   {
@@ -340,7 +347,8 @@ RunUserPathBenchmark(const UserPathOptions & o, nlohmann::json & report)
   std::cout << "(" << out["threads"] << " threads)\n"
             << std::left << std::setw(4) << "D" << std::setw(6) << "conn" << std::setw(5) << "g" << std::setw(14)
             << "CUDA" << std::setw(14) << "CPU engine" << std::setw(14) << "ITK" << std::setw(14) << "paper metric"
-            << std::setw(10) << "CUDA/ITK" << std::setw(10) << "CPU/ITK" << "\n";
+            << std::setw(10) << "CUDA/ITK" << std::setw(10) << "CPU/ITK"
+            << "\n";
   if (o.dimensions.find('2') != std::string::npos)
   {
     RunDimension<2>(o, gpu, rates, out);

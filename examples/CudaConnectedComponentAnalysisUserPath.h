@@ -26,18 +26,18 @@
 
 struct UserPathOptions
 {
-  unsigned            size2D = 8192;
-  unsigned            size3D = 512;
-  std::string         dimensions = "2,3";
-  std::vector<double> densities{ 0.2, 0.4, 0.6, 0.8 };
+  unsigned              size2D = 8192;
+  unsigned              size3D = 512;
+  std::string           dimensions = "2,3";
+  std::vector<double>   densities{ 0.2, 0.4, 0.6, 0.8 };
   std::vector<unsigned> granularities{ 1, 4, 16 };
-  std::string         connectivity = "both";
-  int                 runs = 3;
-  int                 cpuRuns = 1;
-  int                 warmup = 1;
-  bool                itk = true;       ///< ITK's pipeline in the same run (the ratio's denominator)
-  bool                cpuEngine = true; ///< our CPU engine through the filter as well
-  unsigned            workUnits = 0;    ///< the filter's NumberOfWorkUnits (0: ITK's default)
+  std::string           connectivity = "both";
+  int                   runs = 3;
+  int                   cpuRuns = 1;
+  int                   warmup = 1;
+  bool                  itk = true;       ///< ITK's pipeline in the same run (the ratio's denominator)
+  bool                  cpuEngine = true; ///< our CPU engine through the filter as well
+  unsigned              workUnits = 0;    ///< the filter's NumberOfWorkUnits (0: ITK's default)
 };
 
 /** Host image in, label image + LabelMap (perimeter on) out through Update(), on the hard densities, for

@@ -174,24 +174,20 @@ public:
    * for the previous update's map to be emptied. */
   template <typename TLabelOf>
   static void
-  Build(LabelMapType *                                     labelMap,
-        const EngineType::Lines &                          lines,
-        const EngineType::ShapeAttributeCalculator &       calculator,
-        const EngineType::ShapeOptions &                   options,
-        const TLabelOf &                                   labelOf,
-        MultiThreaderBase *                                threader,
-        ProcessObject *                                    progress,
-        const std::function<void()> &                      beforeFirstInsertion = {})
+  Build(LabelMapType * labelMap, const EngineType::Lines & lines,
+        const EngineType::ShapeAttributeCalculator & calculator, const EngineType::ShapeOptions & options,
+        const TLabelOf & labelOf, MultiThreaderBase * threader, ProcessObject * progress,
+        const std::function<void()> & beforeFirstInsertion = {})
   {
     const std::size_t numComponents = lines.firstLine.empty() ? 0 : lines.firstLine.size() - 1;
     const unsigned    units = std::max(1u, threader->GetNumberOfWorkUnits());
     // Slices only to report progress from the calling thread between them; few objects take one slice,
     // and one work unit where a parallel loop would cost more than it saves.
-    constexpr std::size_t blockSize = 512;
-    const std::size_t     numSlices = std::min<std::size_t>(16, 1 + numComponents / (1u << 16));
-    const unsigned        workUnits = numComponents < 4 * blockSize ? 1u : units;
-    const CCAMemoryReserve                         reserve;
-    const bool                                     factoryless = numComponents > 0 && !HasFactoryOverride();
+    constexpr std::size_t  blockSize = 512;
+    const std::size_t      numSlices = std::min<std::size_t>(16, 1 + numComponents / (1u << 16));
+    const unsigned         workUnits = numComponents < 4 * blockSize ? 1u : units;
+    const CCAMemoryReserve reserve;
+    const bool             factoryless = numComponents > 0 && !HasFactoryOverride();
     std::vector<typename LabelObjectType::Pointer> objects;
     bool                                           inserting = false;
     for (std::size_t slice = 0; slice < numSlices; ++slice)
@@ -321,7 +317,7 @@ public:
     std::vector<typename LabelObjectType::Pointer> old;
     std::vector<std::thread>                       workers;
     std::size_t                                    pieces = 1;
-    auto release = [&old, &pieces](std::size_t p) {
+    auto                                           release = [&old, &pieces](std::size_t p) {
       for (std::size_t i = old.size() * p / pieces; i < old.size() * (p + 1) / pieces; ++i)
       {
         old[i] = nullptr;
@@ -393,13 +389,9 @@ private:
 
   template <typename TLabelOf>
   static typename LabelObjectType::Pointer
-  MakeObject(std::size_t                                  k,
-             const EngineType::Lines &                    lines,
-             const EngineType::ShapeAttributeCalculator & calculator,
-             const EngineType::ShapeOptions &             options,
-             const TLabelOf &                             labelOf,
-             bool                                         factoryless,
-             EngineType::ShapeAttributes &                attributes)
+  MakeObject(std::size_t k, const EngineType::Lines & lines, const EngineType::ShapeAttributeCalculator & calculator,
+             const EngineType::ShapeOptions & options, const TLabelOf & labelOf, bool factoryless,
+             EngineType::ShapeAttributes & attributes)
   {
     auto object = NewLabelObject(factoryless);
     object->SetLabel(static_cast<LabelType>(labelOf(k)));
@@ -422,7 +414,8 @@ private:
   }
 
   static void
-  CopyAttributes(const EngineType::ShapeAttributes & a, const EngineType::ShapeOptions & options, LabelObjectType * object)
+  CopyAttributes(const EngineType::ShapeAttributes & a, const EngineType::ShapeOptions & options,
+                 LabelObjectType * object)
   {
     typename LabelObjectType::RegionType::IndexType boxIndex;
     typename LabelObjectType::RegionType::SizeType  boxSize;

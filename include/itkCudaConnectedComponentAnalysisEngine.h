@@ -46,8 +46,8 @@ public:
   using Backend = CudaConnectedComponentAnalysisEnums::Backend;
 
   /** The plain types (src/itkCCATypes.h), as the filter names them. */
-  using Error = cca::Error;              ///< every failure; the filter turns it into an itk::ExceptionObject
-  using MemoryError = cca::OutOfMemory;  ///< host or device memory ran out; what() says what was being allocated
+  using Error = cca::Error;             ///< every failure; the filter turns it into an itk::ExceptionObject
+  using MemoryError = cca::OutOfMemory; ///< host or device memory ran out; what() says what was being allocated
   using PostProcessing = cca::PostProcessing;
   using Request = cca::Request;
   using Geometry = cca::Geometry;
@@ -69,11 +69,8 @@ public:
    * process. The CPU engine starts at most `numberOfThreads` threads (0: all hardware threads) and cuts the
    * image into `numberOfWorkUnits` blocks (0: one per thread). */
   std::uint64_t
-  Analyze(const Request & request,
-          Backend         backend,
-          int             deviceId,
-          unsigned        numberOfThreads,
-          unsigned        numberOfWorkUnits = 0);
+  Analyze(const Request & request, Backend backend, int deviceId, unsigned numberOfThreads,
+          unsigned numberOfWorkUnits = 0);
 
   /** The number of components the last Analyze() labeled, before its post-processing. */
   std::uint64_t

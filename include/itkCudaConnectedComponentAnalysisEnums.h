@@ -50,7 +50,7 @@ public:
 };
 
 CudaConnectedComponentAnalysis_EXPORT std::ostream &
-                                      operator<<(std::ostream & out, const CudaConnectedComponentAnalysisEnums::Backend value);
+operator<<(std::ostream & out, const CudaConnectedComponentAnalysisEnums::Backend value);
 
 } // namespace itk
 

@@ -92,12 +92,11 @@ namespace itk
  * \sa ConnectedComponentImageFilter
  * \ingroup CudaConnectedComponentAnalysis
  */
-template <typename TInputImage,
-          typename TOutputImage,
-          typename TMaskImage = TInputImage,
+template <typename TInputImage, typename TOutputImage, typename TMaskImage = TInputImage,
           typename TOutputLabelMap =
             LabelMap<ShapeLabelObject<typename TOutputImage::PixelType, TOutputImage::ImageDimension>>>
-class ITK_TEMPLATE_EXPORT CudaConnectedComponentAnalysisImageFilter : public ImageToImageFilter<TInputImage, TOutputImage>
+class ITK_TEMPLATE_EXPORT CudaConnectedComponentAnalysisImageFilter
+  : public ImageToImageFilter<TInputImage, TOutputImage>
 {
 public:
   ITK_DISALLOW_COPY_AND_MOVE(CudaConnectedComponentAnalysisImageFilter);
@@ -138,9 +137,9 @@ public:
   using LabelMapType = TOutputLabelMap;
   using LabelObjectType = typename LabelMapType::LabelObjectType;
   static_assert(LabelMapType::ImageDimension == ImageDimension, "the LabelMap has the images' dimension");
-  static_assert(std::is_base_of<ShapeLabelObject<typename LabelObjectType::LabelType, ImageDimension>,
-                                LabelObjectType>::value,
-                "the LabelMap's objects are ShapeLabelObjects (or derive from ShapeLabelObject)");
+  static_assert(
+    std::is_base_of<ShapeLabelObject<typename LabelObjectType::LabelType, ImageDimension>, LabelObjectType>::value,
+    "the LabelMap's objects are ShapeLabelObjects (or derive from ShapeLabelObject)");
   static_assert(std::numeric_limits<typename LabelObjectType::LabelType>::max() >=
                   std::numeric_limits<OutputPixelType>::max(),
                 "the LabelMap's label type holds every label of the label image");
@@ -160,10 +159,10 @@ public:
   /** Pixel count, bounding box (index space) and centroid (continuous index) of one component. */
   struct ComponentFeatures
   {
-    OutputPixelType                          Label{};
-    SizeValueType                            NumberOfPixels{ 0 };
-    RegionType                               BoundingBox;
-    ContinuousIndex<double, ImageDimension>  Centroid;
+    OutputPixelType                         Label{};
+    SizeValueType                           NumberOfPixels{ 0 };
+    RegionType                              BoundingBox;
+    ContinuousIndex<double, ImageDimension> Centroid;
   };
   using ComponentFeaturesContainer = std::vector<ComponentFeatures>;
 
@@ -407,30 +406,30 @@ private:
     return cca::LabelValue(k, m_SkippedLabel);
   }
 
-  bool                        m_FullyConnected{ false };
-  bool                        m_GenerateLabelImage{ true };
-  bool                        m_GenerateLabelMap{ true };
-  bool                        m_ComputePerimeter{ true };
-  bool                        m_ComputeFeretDiameter{ false };
-  bool                        m_ComputeOrientedBoundingBox{ false };
-  SizeValueType               m_MinimumObjectSize{ 0 };
-  double                      m_MinimumPhysicalSize{ 0 };
-  SizeValueType               m_NumberOfObjectsToKeep{ 0 };
-  bool                        m_SortByObjectSize{ false };
-  SizeValueType               m_OriginalObjectCount{ 0 };
-  TimeSplit                   m_TimeSplit;
-  OutputPixelType             m_BackgroundValue{};
-  LabelType                   m_ObjectCount{ 0 };
-  BackendEnum                 m_Backend{ BackendEnum::Automatic };
-  int                         m_DeviceId{ 0 };
-  BackendEnum                 m_BackendUsed{ BackendEnum::Automatic };
-  std::string                 m_BackendDescription;
-  ComponentFeaturesContainer  m_ComponentFeatures;
-  std::uint64_t               m_SkippedLabel{ 0 };
+  bool                       m_FullyConnected{ false };
+  bool                       m_GenerateLabelImage{ true };
+  bool                       m_GenerateLabelMap{ true };
+  bool                       m_ComputePerimeter{ true };
+  bool                       m_ComputeFeretDiameter{ false };
+  bool                       m_ComputeOrientedBoundingBox{ false };
+  SizeValueType              m_MinimumObjectSize{ 0 };
+  double                     m_MinimumPhysicalSize{ 0 };
+  SizeValueType              m_NumberOfObjectsToKeep{ 0 };
+  bool                       m_SortByObjectSize{ false };
+  SizeValueType              m_OriginalObjectCount{ 0 };
+  TimeSplit                  m_TimeSplit;
+  OutputPixelType            m_BackgroundValue{};
+  LabelType                  m_ObjectCount{ 0 };
+  BackendEnum                m_Backend{ BackendEnum::Automatic };
+  int                        m_DeviceId{ 0 };
+  BackendEnum                m_BackendUsed{ BackendEnum::Automatic };
+  std::string                m_BackendDescription;
+  ComponentFeaturesContainer m_ComponentFeatures;
+  std::uint64_t              m_SkippedLabel{ 0 };
   /** The engines behind one compiled facade, kept across updates so that device buffers are too. */
-  EngineType                  m_Engine;
+  EngineType m_Engine;
   /** Frees the previous update's LabelMap objects while the next analysis runs. */
-  std::thread                 m_LabelMapClearer;
+  std::thread m_LabelMapClearer;
 };
 } // namespace itk
 

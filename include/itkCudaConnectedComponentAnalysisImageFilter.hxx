@@ -36,8 +36,8 @@
 namespace itk
 {
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
-  CudaConnectedComponentAnalysisImageFilter()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::CudaConnectedComponentAnalysisImageFilter()
 {
   // #0 "Primary" required, #1 "MaskImage" optional, as ConnectedComponentImageFilter
   Self::AddOptionalInputName("MaskImage", 1);
@@ -85,7 +85,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     // A few threads (at most a quarter of the work units): the rest serve the analysis meanwhile.
     const unsigned threads = std::min(4u, std::max(1u, this->GetNumberOfWorkUnits() / 4));
-    auto clear = [this, labelMap, threads]() {
+    auto           clear = [this, labelMap, threads]() {
       const auto start = std::chrono::steady_clock::now();
       CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, threads); // noexcept
       m_TimeSplit.ClearLabelMap = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -103,14 +103,13 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::VerifyInputInformation()
-  CCA_ITKv5_CONST
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::VerifyInputInformation() CCA_ITKv5_CONST
 {
   Superclass::VerifyInputInformation();
   const InputImageType * input = this->GetInput();
   const MaskImageType *  mask = this->GetMaskImage();
-  if (input && mask &&
-      mask->GetLargestPossibleRegion().GetSize() != input->GetLargestPossibleRegion().GetSize())
+  if (input && mask && mask->GetLargestPossibleRegion().GetSize() != input->GetLargestPossibleRegion().GetSize())
   {
     itkExceptionMacro(<< "The mask image's size " << mask->GetLargestPossibleRegion().GetSize()
                       << " differs from the input image's size " << input->GetLargestPossibleRegion().GetSize());
@@ -119,7 +118,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::GenerateInputRequestedRegion()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::GenerateInputRequestedRegion()
 {
   Superclass::GenerateInputRequestedRegion();
 
@@ -139,8 +139,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::EnlargeOutputRequestedRegion(
-  DataObject * output)
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::EnlargeOutputRequestedRegion(DataObject * output)
 {
   if (!m_GenerateLabelImage && output == this->GetOutput())
   {
@@ -167,8 +167,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
-  UpdateLargestPossibleRegion()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::UpdateLargestPossibleRegion()
 {
   if (m_GenerateLabelImage)
   {
@@ -189,8 +189,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   const InputImageType * input = this->GetInput();
   if (input->GetBufferedRegion() != region)
   {
-    itkExceptionMacro(<< "The input's buffered region " << input->GetBufferedRegion()
-                      << " is not the region to label " << region);
+    itkExceptionMacro(<< "The input's buffered region " << input->GetBufferedRegion() << " is not the region to label "
+                      << region);
   }
 
   EngineType::Request request;
@@ -243,7 +243,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     Self * filter;
     ~ClearedOnExit() { filter->WaitForLabelMapCleared(); }
   } clearedOnExit{ this };
-  OutputImageType * output = this->GetOutput();
+  OutputImageType *   output = this->GetOutput();
   EngineType::Request request = this->MakeRequest(region);
   request.computeShapeSums = m_GenerateLabelMap;
   request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
@@ -356,14 +356,15 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
         options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
         const auto          calculator = m_Engine.MakeShapeAttributeCalculator(geometry, options, lines);
         ProgressTransformer objectsProgress(0.4f, 1.0f, this);
-        CCAShapeLabelMapBuilder<LabelMapType>::Build(this->GetLabelMap(),
-                                                     lines,
-                                                     *calculator,
-                                                     options,
-                                                     [this](std::uint64_t k) { return this->LabelOf(k); },
-                                                     threader,
-                                                     objectsProgress.GetProcessObject(),
-                                                     [this]() { this->WaitForLabelMapCleared(); });
+        CCAShapeLabelMapBuilder<LabelMapType>::Build(
+          this->GetLabelMap(),
+          lines,
+          *calculator,
+          options,
+          [this](std::uint64_t k) { return this->LabelOf(k); },
+          threader,
+          objectsProgress.GetProcessObject(),
+          [this]() { this->WaitForLabelMapCleared(); });
         m_TimeSplit.BuildLabelMap = seconds(t0);
       }
       catch (const std::bad_alloc &)
@@ -402,7 +403,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     this->WaitForLabelMapCleared();
     this->GetLabelMap()->ClearLabels();
     m_ComponentFeatures = ComponentFeaturesContainer();
-    throw MemoryAllocationError(__FILE__, __LINE__,
+    throw MemoryAllocationError(__FILE__,
+                                __LINE__,
                                 "Connected component analysis failed: out of host memory while storing the results",
                                 ITK_LOCATION);
   }
@@ -420,15 +422,16 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
-  ~CudaConnectedComponentAnalysisImageFilter()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::~CudaConnectedComponentAnalysisImageFilter()
 {
   this->WaitForLabelMapCleared();
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::WaitForLabelMapCleared()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::WaitForLabelMapCleared()
 {
   if (m_LabelMapClearer.joinable())
   {
@@ -480,29 +483,33 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   m_ComponentFeatures.resize(raw.size());
   const IndexType start = region.GetIndex();
   // Millions of components on the GPU path: convert them on the filter's threads.
-  this->GetMultiThreader()->ParallelizeArray(0, raw.size(), [&](SizeValueType i) {
-    const cca::ComponentSums & r = raw[i];
-    ComponentFeatures &            c = m_ComponentFeatures[i];
-    c.Label = static_cast<OutputPixelType>(this->LabelOf(i));
-    c.NumberOfPixels = static_cast<SizeValueType>(r.numberOfPixels);
-    IndexType boxIndex;
-    SizeType  boxSize;
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      boxIndex[d] = start[d] + static_cast<IndexValueType>(r.boundingBoxMin[d]);
-      boxSize[d] = static_cast<SizeValueType>(r.boundingBoxMax[d] - r.boundingBoxMin[d] + 1);
-      c.Centroid[d] = static_cast<double>(start[d]) +
-                      static_cast<double>(r.indexSum[d]) / static_cast<double>(r.numberOfPixels);
-    }
-    c.BoundingBox.SetIndex(boxIndex);
-    c.BoundingBox.SetSize(boxSize);
-  }, nullptr);
+  this->GetMultiThreader()->ParallelizeArray(
+    0,
+    raw.size(),
+    [&](SizeValueType i) {
+      const cca::ComponentSums & r = raw[i];
+      ComponentFeatures &        c = m_ComponentFeatures[i];
+      c.Label = static_cast<OutputPixelType>(this->LabelOf(i));
+      c.NumberOfPixels = static_cast<SizeValueType>(r.numberOfPixels);
+      IndexType boxIndex;
+      SizeType  boxSize;
+      for (unsigned int d = 0; d < ImageDimension; ++d)
+      {
+        boxIndex[d] = start[d] + static_cast<IndexValueType>(r.boundingBoxMin[d]);
+        boxSize[d] = static_cast<SizeValueType>(r.boundingBoxMax[d] - r.boundingBoxMin[d] + 1);
+        c.Centroid[d] =
+          static_cast<double>(start[d]) + static_cast<double>(r.indexSum[d]) / static_cast<double>(r.numberOfPixels);
+      }
+      c.BoundingBox.SetIndex(boxIndex);
+      c.BoundingBox.SetSize(boxSize);
+    },
+    nullptr);
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 std::string
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
-  GetComponentFeatureTableColumnNames()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::GetComponentFeatureTableColumnNames()
 {
   std::string names = "Label NumberOfPixels PhysicalSize";
   for (const char * attribute : { "Centroid", "BoundingBoxIndex", "BoundingBoxSize" })
@@ -517,8 +524,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 vnl_matrix<double>
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::
-  GetComponentFeatureTable() const
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::GetComponentFeatureTable() const
 {
   const OutputImageType * output = this->GetOutput();
   double                  pixelVolume = 1.0;
@@ -529,7 +536,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   vnl_matrix<double> table(m_ComponentFeatures.size(), 3 + 3 * ImageDimension);
   for (std::size_t k = 0; k < m_ComponentFeatures.size(); ++k)
   {
-    const ComponentFeatures & c = m_ComponentFeatures[k];
+    const ComponentFeatures &           c = m_ComponentFeatures[k];
     typename OutputImageType::PointType centroid;
     output->TransformContinuousIndexToPhysicalPoint(c.Centroid, centroid);
     table(k, 0) = static_cast<double>(c.Label);
@@ -547,8 +554,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::PrintSelf(std::ostream & os,
-                                                                                           Indent         indent) const
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::PrintSelf(
+  std::ostream & os, Indent indent) const
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "FullyConnected: " << m_FullyConnected << std::endl;
@@ -562,8 +569,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   os << indent << "NumberOfObjectsToKeep: " << m_NumberOfObjectsToKeep << std::endl;
   os << indent << "SortByObjectSize: " << m_SortByObjectSize << std::endl;
   os << indent << "OriginalObjectCount: " << m_OriginalObjectCount << std::endl;
-  os << indent << "BackgroundValue: "
-     << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_BackgroundValue) << std::endl;
+  os << indent
+     << "BackgroundValue: " << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_BackgroundValue)
+     << std::endl;
   os << indent << "Backend: " << m_Backend << std::endl;
   os << indent << "DeviceId: " << m_DeviceId << std::endl;
   os << indent << "BackendUsed: " << m_BackendUsed << std::endl;

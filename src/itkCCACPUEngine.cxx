@@ -162,10 +162,10 @@ CPUEngine::WriteLabelsOfType(const LabelOutput & output) const
       std::uint64_t   x = 0;
       for (std::uint64_t i = 0; i < rowRuns.count; ++i)
       {
-        const Run &   run = rowRuns.runs[i];
-        const std::uint64_t k = output.newIndex ? output.newIndex[component[rowRuns.firstId + i]]
-                                                : component[rowRuns.firstId + i];
-        const TOutput       label = k == UINT64_MAX ? background : static_cast<TOutput>(output.LabelValue(k));
+        const Run &         run = rowRuns.runs[i];
+        const std::uint64_t k =
+          output.newIndex ? output.newIndex[component[rowRuns.firstId + i]] : component[rowRuns.firstId + i];
+        const TOutput label = k == UINT64_MAX ? background : static_cast<TOutput>(output.LabelValue(k));
         std::fill(line + x, line + run.begin, background);
         std::fill(line + run.begin, line + run.end, label);
         x = run.end;

@@ -180,8 +180,7 @@ private:
    * post-processing): the block that owns the component owns the group's counter and cursor. */
   template <typename TGroupOf>
   void
-  PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout,
-             Lines & lines) const;
+  PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout, Lines & lines) const;
 
   // Writing the labels out (itkCCACPUEngine.cxx).
 
@@ -207,7 +206,7 @@ private:
   /** Number of the first run of row r (runs of row r: m_RowStart[r] to m_RowStart[r + 1] - 1). */
   Buffer<std::uint64_t> m_RowStart;
   /** Union-find parent of each run while uniting; its component number after NumberComponents(). */
-  Buffer<std::uint64_t>          m_Parent;
+  Buffer<std::uint64_t>      m_Parent;
   std::vector<ComponentSums> m_Features;
 };
 

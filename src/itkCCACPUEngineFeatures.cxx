@@ -51,9 +51,7 @@ CPUEngine::RunsOfAnyRow(const RowBlock & block, std::uint64_t row) const
 }
 
 unsigned
-CPUEngine::InterceptNeighbors(const RowBlock &  block,
-                              std::uint64_t     y,
-                              std::uint64_t     z,
+CPUEngine::InterceptNeighbors(const RowBlock & block, std::uint64_t y, std::uint64_t z,
                               InterceptNeighbor neighbors[8]) const
 {
   if (m_Dimension < 2)
@@ -97,7 +95,7 @@ CPUEngine::ComputeFeaturesOfBlock(RowBlock & block)
   const std::uint64_t * const componentOfRun = m_Parent.Data();
   const std::uint64_t *       component = componentOfRun + block.firstRun;
   const Run *                 runs = block.runs.Data();
-  ComponentSums *         features = m_Features.data();
+  ComponentSums *             features = m_Features.data();
 
   std::unordered_map<std::uint64_t, std::size_t> foreignIndex;
   // The runs of a foreign component tend to follow each other: remember the last one looked up.
@@ -131,7 +129,7 @@ CPUEngine::ComputeFeaturesOfBlock(RowBlock & block)
     for (std::uint64_t i = begin; i < end; ++i)
     {
       const std::uint64_t k = component[i];
-      ComponentSums * target;
+      ComponentSums *     target;
       if (k >= block.firstComponent)
       {
         target = features + k;

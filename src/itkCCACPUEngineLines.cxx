@@ -46,8 +46,7 @@ namespace cpu
 
 template <typename TGroupOf>
 void
-CPUEngine::PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout,
-                      Lines & lines) const
+CPUEngine::PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout, Lines & lines) const
 {
   const std::uint64_t * component = m_Parent.Data();
   const std::size_t     numBlocks = m_Blocks.size();

@@ -136,12 +136,8 @@ struct InterceptNeighbor
  * in the component count for the straight and the x-diagonal class. Runs of the neighboring row
  * are visited in order, and `next` moves forward only, as the runs of the current row do. */
 inline void
-AddIntercepts(ComponentSums &   features,
-              const Run &           run,
-              std::uint64_t         component,
-              InterceptNeighbor *   neighbors,
-              unsigned              numberOfNeighbors,
-              const std::uint64_t * componentOfRun)
+AddIntercepts(ComponentSums & features, const Run & run, std::uint64_t component, InterceptNeighbor * neighbors,
+              unsigned numberOfNeighbors, const std::uint64_t * componentOfRun)
 {
   const std::uint64_t length = run.end - run.begin;
   features.intercepts[0] += 2;

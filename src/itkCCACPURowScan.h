@@ -324,10 +324,7 @@ UniteRows(const RowRuns & current, const RowRuns & neighbor, std::uint64_t widen
  * are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and (y+1, z-1). In 2-D only (y-1)
  * exists, in 1-D none. */
 inline unsigned
-PrecedingNeighborRows(std::uint64_t row,
-                      std::uint64_t y,
-                      std::uint64_t ySize,
-                      bool          fullyConnected,
+PrecedingNeighborRows(std::uint64_t row, std::uint64_t y, std::uint64_t ySize, bool fullyConnected,
                       std::uint64_t neighbors[4])
 {
   unsigned count = 0;

@@ -72,9 +72,7 @@ SortBySizeDecreasing(std::vector<std::uint64_t> & items, const std::vector<Compo
 } // namespace
 
 ComponentSelection
-SelectComponents(const std::vector<ComponentSums> &                           sums,
-                 const PostProcessing & options,
-                 double                                                       pixelVolume)
+SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing & options, double pixelVolume)
 {
   ComponentSelection selection;
   const std::size_t  numComponents = sums.size();

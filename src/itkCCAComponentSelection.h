@@ -45,16 +45,14 @@ struct ComponentSelection
   std::vector<std::uint64_t> newIndex;
 };
 
-/** Decides the selection from the components' pixel counts (`sums`, engine order). Steps, in ITK's order: objects with fewer
- * than minimumObjectSize pixels, or with a physical size (pixels × `pixelVolume`) below
- * minimumPhysicalSize, are removed; of the rest, the numberOfObjectsToKeep largest stay (0: all; ties by
- * engine order, as RelabelComponentImageFilter's sort); the kept are numbered by decreasing size (ties by
- * engine order) with sortByObjectSize, else in engine order. `pixelVolume` is the product of the spacing,
- * taken in dimension order as ShapeLabelMapFilter takes it. */
+/** Decides the selection from the components' pixel counts (`sums`, engine order). Steps, in ITK's order: objects with
+ * fewer than minimumObjectSize pixels, or with a physical size (pixels × `pixelVolume`) below minimumPhysicalSize, are
+ * removed; of the rest, the numberOfObjectsToKeep largest stay (0: all; ties by engine order, as
+ * RelabelComponentImageFilter's sort); the kept are numbered by decreasing size (ties by engine order) with
+ * sortByObjectSize, else in engine order. `pixelVolume` is the product of the spacing, taken in dimension order as
+ * ShapeLabelMapFilter takes it. */
 ComponentSelection
-SelectComponents(const std::vector<ComponentSums> &                           sums,
-                 const PostProcessing & options,
-                 double                                                       pixelVolume);
+SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing & options, double pixelVolume);
 
 } // namespace cca
 } // namespace itk

@@ -60,7 +60,7 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
   if (numberOfPixels >= maxPixels)
   {
     throw Unavailable("the image has " + std::to_string(numberOfPixels) + " pixels, more than the engine's " +
-                            indexType + " index type holds (" + std::to_string(maxPixels - 1) + ")");
+                      indexType + " index type holds (" + std::to_string(maxPixels - 1) + ")");
   }
 }
 

@@ -42,10 +42,9 @@ namespace cca
 {
 
 CudaConnectedComponentAnalysis_EXPORT std::size_t
-ScalarKindSize(ScalarKind kind);
+                                      ScalarKindSize(ScalarKind kind);
 CudaConnectedComponentAnalysis_EXPORT const char *
 ScalarKindName(ScalarKind kind);
-
 
 
 CudaConnectedComponentAnalysis_EXPORT const char *
@@ -105,8 +104,8 @@ ResizeLines(Lines & lines, std::size_t numGroups, std::size_t numLines)
 
 /** The line of a run of row `row` (y + z * sizeY) starting at x = `begin`, `length` pixels long. */
 inline void
-SetLine(const LineLayout & layout, std::uint64_t row, std::uint64_t begin, std::uint64_t length,
-        Lines & lines, std::uint64_t line)
+SetLine(const LineLayout & layout, std::uint64_t row, std::uint64_t begin, std::uint64_t length, Lines & lines,
+        std::uint64_t line)
 {
   auto & index = lines.index[line];
   index[0] = layout.start[0] + static_cast<std::int64_t>(begin);
@@ -160,15 +159,14 @@ public:
    * selection.numKept + 1 entries. The lines are written on `numberOfThreads` host threads (0: the
    * engine's own count). */
   virtual void
-  ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
-              Lines & lines) = 0;
+  ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads, Lines & lines) = 0;
 };
 
 /** The CPU engine: available everywhere. It starts at most `numberOfThreads` threads (0: all hardware
  * threads) and cuts the image into `numberOfWorkUnits` blocks of rows (0: one per thread), handed out to its
  * threads as they come free, as ITK's multithreaders do with work units. */
 CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
-CreateCPUEngine(unsigned numberOfThreads = 0, unsigned numberOfWorkUnits = 0);
+                                      CreateCPUEngine(unsigned numberOfThreads = 0, unsigned numberOfWorkUnits = 0);
 
 /** Whether this build has the CUDA engine compiled in. */
 CudaConnectedComponentAnalysis_EXPORT bool
@@ -181,15 +179,13 @@ GetCudaDeviceCount(std::string * reason = nullptr);
 
 /** The CUDA engine on `deviceId`; throws Unavailable when there is no CUDA build or no such device. */
 CudaConnectedComponentAnalysis_EXPORT std::unique_ptr<Engine>
-CreateCudaEngine(int deviceId);
+                                      CreateCudaEngine(int deviceId);
 
 /** The LabelMap's attribute calculator for the components with sums `sums` (itkCCAShapeAttributes.cxx);
  * `sums` and `lines` must outlive it. */
 std::unique_ptr<ShapeAttributeCalculator>
-MakeShapeAttributeCalculator(const std::vector<ComponentSums> &                   sums,
-                             const Geometry &     geometry,
-                             const ShapeOptions & options,
-                             const Lines &        lines);
+MakeShapeAttributeCalculator(const std::vector<ComponentSums> & sums, const Geometry & geometry,
+                             const ShapeOptions & options, const Lines & lines);
 
 } // namespace cca
 } // namespace itk

@@ -64,13 +64,11 @@ RowKey(const Index<D> & idx)
  * Membership is looked up in the component's lines, grouped by row. */
 template <unsigned int D>
 double
-FeretDiameter(const Lines & lines,
-              std::uint64_t                                      component,
-              const ImageRegion<D> &                             region,
-              const Vector<double, D> &                          spacing)
+FeretDiameter(const Lines & lines, std::uint64_t component, const ImageRegion<D> & region,
+              const Vector<double, D> & spacing)
 {
   using IndexType = Index<D>;
-    const std::uint64_t first = lines.firstLine[component];
+  const std::uint64_t first = lines.firstLine[component];
   const std::uint64_t last = lines.firstLine[component + 1];
   std::map<std::pair<IndexValueType, IndexValueType>, std::vector<std::pair<IndexValueType, IndexValueType>>> rows;
   for (std::uint64_t l = first; l < last; ++l)
@@ -85,9 +83,10 @@ FeretDiameter(const Lines & lines,
       return false;
     }
     const auto & lines = row->second;
-    auto         it = std::upper_bound(lines.begin(), lines.end(), idx[0], [](IndexValueType x, const std::pair<IndexValueType, IndexValueType> & line) {
-      return x < line.first;
-    });
+    auto         it = std::upper_bound(
+      lines.begin(), lines.end(), idx[0], [](IndexValueType x, const std::pair<IndexValueType, IndexValueType> & line) {
+        return x < line.first;
+      });
     return it != lines.begin() && idx[0] <= std::prev(it)->second;
   };
   unsigned int numOffsets = 1;
@@ -140,11 +139,8 @@ FeretDiameter(const Lines & lines,
 /** ShapeLabelMapFilter::ComputeOrientedBoundingBox, on the component's lines. */
 template <unsigned int D>
 void
-SetOrientedBoundingBox(const Lines & lines,
-                       std::uint64_t                                      component,
-                       const ImageBase<D> *                               image,
-                       const Matrix<double, D, D> &                       principalAxes,
-                       const Point<double, D> &                           centroid,
+SetOrientedBoundingBox(const Lines & lines, std::uint64_t component, const ImageBase<D> * image,
+                       const Matrix<double, D, D> & principalAxes, const Point<double, D> & centroid,
                        ShapeAttributes & a)
 {
   using IndexType = Index<D>;

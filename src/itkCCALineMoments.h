@@ -42,7 +42,8 @@ inline bool
 ProductSumsFitIn64Bits(std::uint64_t numberOfPixels, std::uint64_t largestIndex)
 {
   constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
-  return largestIndex == 0 || (numberOfPixels <= max / largestIndex && numberOfPixels * largestIndex <= max / largestIndex);
+  return largestIndex == 0 ||
+         (numberOfPixels <= max / largestIndex && numberOfPixels * largestIndex <= max / largestIndex);
 }
 
 #if defined(__SIZEOF_INT128__)
@@ -55,11 +56,8 @@ constexpr bool LineMomentsAvailable = true;
  * Exact while N²·extent² < 2^127 (CanMeasureMoments checks that for the image). */
 template <unsigned int D, typename TIndexOf, typename TLengthOf>
 std::array<std::array<double, 3>, 3>
-CovarianceNumeratorsFromLines(const std::array<std::int64_t, 3> & corner,
-                              std::uint64_t                      first,
-                              std::uint64_t                      last,
-                              TIndexOf &&                        LineIndex,
-                              TLengthOf &&                       LineLength)
+CovarianceNumeratorsFromLines(const std::array<std::int64_t, 3> & corner, std::uint64_t first, std::uint64_t last,
+                              TIndexOf && LineIndex, TLengthOf && LineLength)
 {
   using Wide = unsigned __int128;
   Wide n = 0;

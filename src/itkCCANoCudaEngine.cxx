@@ -43,7 +43,7 @@ std::unique_ptr<Engine>
 CreateCudaEngine(int)
 {
   throw Unavailable("the CUDA engine was requested, but this build has no CUDA engine "
-                          "(configured without a CUDA compiler)");
+                    "(configured without a CUDA compiler)");
 }
 
 } // namespace cca

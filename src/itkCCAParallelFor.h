@@ -107,8 +107,8 @@ template <typename TFunction>
 void
 ParallelForRange(unsigned numberOfThreads, std::uint64_t count, std::uint64_t minPerPiece, const TFunction & function)
 {
-  const std::uint64_t pieces =
-    std::max<std::uint64_t>(1, std::min<std::uint64_t>(std::max(numberOfThreads, 1u), count / std::max<std::uint64_t>(minPerPiece, 1)));
+  const std::uint64_t pieces = std::max<std::uint64_t>(
+    1, std::min<std::uint64_t>(std::max(numberOfThreads, 1u), count / std::max<std::uint64_t>(minPerPiece, 1)));
   const std::uint64_t perPiece = (count + pieces - 1) / pieces;
   ParallelFor(static_cast<unsigned>(pieces), pieces, [&](std::uint64_t piece) {
     const std::uint64_t begin = piece * perPiece;

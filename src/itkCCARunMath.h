@@ -40,7 +40,7 @@ namespace runmath
 /** Σx over [begin, end): (begin + end - 1) * length / 2, halving whichever factor is even so that no
  * intermediate product exceeds the result. */
 CCA_HOST_DEVICE std::uint64_t
-SumOfRange(std::uint64_t begin, std::uint64_t end)
+                SumOfRange(std::uint64_t begin, std::uint64_t end)
 {
   const std::uint64_t length = end - begin;
   const std::uint64_t firstPlusLast = begin + end - 1;
@@ -52,7 +52,7 @@ SumOfRange(std::uint64_t begin, std::uint64_t end)
  * 64-bit arithmetic: each term is exact modulo 2^64, and so is the sum, which is therefore exact
  * whenever it fits in 64 bits. */
 CCA_HOST_DEVICE std::uint64_t
-SumOfSquaresOfRange(std::uint64_t begin, std::uint64_t end)
+                SumOfSquaresOfRange(std::uint64_t begin, std::uint64_t end)
 {
   const std::uint64_t length = end - begin;
   std::uint64_t       a = length - 1;
@@ -104,11 +104,7 @@ RunIndexSums(std::uint64_t sumX, std::uint64_t length, std::uint64_t y, std::uin
 
 /** Σxx, Σyy, Σzz, Σxy, Σxz, Σyz of the run's pixels (ComponentSums::indexProductSum's order). */
 CCA_HOST_DEVICE void
-RunIndexProductSums(std::uint64_t begin,
-                    std::uint64_t end,
-                    std::uint64_t sumX,
-                    std::uint64_t y,
-                    std::uint64_t z,
+RunIndexProductSums(std::uint64_t begin, std::uint64_t end, std::uint64_t sumX, std::uint64_t y, std::uint64_t z,
                     std::uint64_t products[6])
 {
   const std::uint64_t length = end - begin;
@@ -124,7 +120,7 @@ RunIndexProductSums(std::uint64_t begin,
  * all of them when the row's y or z is a first or last index (`rowOnBorder`), else the run's end
  * pixels that touch x = 0 or x = rowLength − 1 (a single pixel at both ends counts once). */
 CCA_HOST_DEVICE std::uint64_t
-RunPixelsOnBorder(std::uint64_t begin, std::uint64_t end, std::uint64_t rowLength, bool rowOnBorder)
+                RunPixelsOnBorder(std::uint64_t begin, std::uint64_t end, std::uint64_t rowLength, bool rowOnBorder)
 {
   const std::uint64_t length = end - begin;
   if (rowOnBorder)
@@ -139,7 +135,7 @@ RunPixelsOnBorder(std::uint64_t begin, std::uint64_t end, std::uint64_t rowLengt
 /** The run's pixel faces perpendicular to x on the image border (ITK's PerimeterOnBorder along x,
  * before the spacing): one at x = 0, one at x = rowLength − 1. */
 CCA_HOST_DEVICE std::uint64_t
-RunXBorderFaces(std::uint64_t begin, std::uint64_t end, std::uint64_t rowLength)
+                RunXBorderFaces(std::uint64_t begin, std::uint64_t end, std::uint64_t rowLength)
 {
   return (begin == 0 ? 1 : 0) + (end == rowLength ? 1 : 0);
 }
@@ -147,7 +143,7 @@ RunXBorderFaces(std::uint64_t begin, std::uint64_t end, std::uint64_t rowLength)
 /** The run's pixel faces perpendicular to y (or z) on the border: `length` per border side the row's
  * y (or z) lies on (0, 1 or 2 sides). */
 CCA_HOST_DEVICE std::uint64_t
-RunRowBorderFaces(std::uint64_t length, std::uint64_t index, std::uint64_t size)
+                RunRowBorderFaces(std::uint64_t length, std::uint64_t index, std::uint64_t size)
 {
   return length * ((index == 0 ? 1 : 0) + (index + 1 == size ? 1 : 0));
 }

@@ -58,7 +58,8 @@ namespace
  * eigenvalues ascending, eigenvectors as the rows of `vectorsAsRows` (vnl's V transposed). */
 template <unsigned int D>
 void
-SymmetricEigensystem(const Matrix<double, D, D> & m, std::array<double, 3> & values, Matrix<double, D, D> & vectorsAsRows)
+SymmetricEigensystem(const Matrix<double, D, D> & m, std::array<double, 3> & values,
+                     Matrix<double, D, D> & vectorsAsRows)
 {
   long   n = D;
   double a[D * D]; // rs reads the lower triangle column-major; symmetric, so either order
@@ -116,18 +117,16 @@ public:
   using IndexType = typename ImageType::IndexType;
   using PointType = typename ImageType::PointType;
 
-  ShapeAttributeCalculatorOf(const std::vector<ComponentSums> & sums,
-                           const Geometry &           geometry,
-                           const ShapeOptions &       options,
-                           const Lines &              lines)
+  ShapeAttributeCalculatorOf(const std::vector<ComponentSums> & sums, const Geometry & geometry,
+                             const ShapeOptions & options, const Lines & lines)
     : m_Sums(sums)
     , m_Options(options)
     , m_Lines(lines)
   {
     m_Image = ImageType::New();
-    typename ImageType::RegionType region;
-    typename ImageType::SpacingType spacing;
-    PointType                       origin;
+    typename ImageType::RegionType    region;
+    typename ImageType::SpacingType   spacing;
+    PointType                         origin;
     typename ImageType::DirectionType direction;
     for (unsigned int i = 0; i < D; ++i)
     {
@@ -178,9 +177,9 @@ public:
   void
   Compute(std::uint64_t component, ShapeAttributes & a) const override
   {
-    const ComponentSums & f = m_Sums[component];
-    const IndexType start = m_Region.GetIndex();
-    const double    n = static_cast<double>(f.numberOfPixels);
+    const ComponentSums &      f = m_Sums[component];
+    const IndexType            start = m_Region.GetIndex();
+    const double               n = static_cast<double>(f.numberOfPixels);
     ContinuousIndex<double, D> centroidIndex;
     for (unsigned int i = 0; i < D; ++i)
     {
@@ -385,7 +384,8 @@ private:
       {
         perimeter += pixelSize / s[i] * n[i] / 2.0;
       }
-      return perimeter * GeometryUtilities::HyperSphereVolume(D, 1.0) / GeometryUtilities::HyperSphereVolume(D - 1, 1.0);
+      return perimeter * GeometryUtilities::HyperSphereVolume(D, 1.0) /
+             GeometryUtilities::HyperSphereVolume(D - 1, 1.0);
     }
   }
 
@@ -421,25 +421,23 @@ private:
 #endif
   }
 
-  typename ImageType::Pointer      m_Image;
-  typename ImageType::RegionType   m_Region;
-  typename ImageType::SpacingType  m_Spacing;
-  MatrixType                       m_IndexToPhysical;
-  double                           m_SizePerPixel = 1.0;
-  bool                             m_DirectionIsIdentity = true;
-  bool                             m_DirectionIsRotation = true;
+  typename ImageType::Pointer        m_Image;
+  typename ImageType::RegionType     m_Region;
+  typename ImageType::SpacingType    m_Spacing;
+  MatrixType                         m_IndexToPhysical;
+  double                             m_SizePerPixel = 1.0;
+  bool                               m_DirectionIsIdentity = true;
+  bool                               m_DirectionIsRotation = true;
   const std::vector<ComponentSums> & m_Sums;
-  ShapeOptions             m_Options;
-  const Lines &            m_Lines;
+  ShapeOptions                       m_Options;
+  const Lines &                      m_Lines;
 };
 
 } // namespace
 
 std::unique_ptr<cca::ShapeAttributeCalculator>
-MakeShapeAttributeCalculator(const std::vector<ComponentSums> & sums,
-                             const Geometry &           geometry,
-                             const ShapeOptions &       options,
-                             const Lines &              lines)
+MakeShapeAttributeCalculator(const std::vector<ComponentSums> & sums, const Geometry & geometry,
+                             const ShapeOptions & options, const Lines & lines)
 {
   switch (geometry.dimension)
   {
@@ -450,7 +448,8 @@ MakeShapeAttributeCalculator(const std::vector<ComponentSums> & sums,
     case 3:
       return std::make_unique<ShapeAttributeCalculatorOf<3>>(sums, geometry, options, lines);
     default:
-      throw Error("shape attributes: image dimension " + std::to_string(geometry.dimension) + " is not supported (1 to 3)");
+      throw Error("shape attributes: image dimension " + std::to_string(geometry.dimension) +
+                  " is not supported (1 to 3)");
   }
 }
 

@@ -148,11 +148,11 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   std::string                  description;
   std::uint64_t                pixels{ 0 }; ///< of the last Analyze()
   /** The last Analyze()'s post-processing, when it had one: the kept components and their sums. */
-  std::uint64_t                    originalCount{ 0 };
-  unsigned                         numberOfThreads{ 0 }; ///< of the last Analyze(): the filter's work units
-  bool                             selected{ false };
-  cca::ComponentSelection          selection;
-  std::vector<cca::ComponentSums>  selectedSums;
+  std::uint64_t                   originalCount{ 0 };
+  unsigned                        numberOfThreads{ 0 }; ///< of the last Analyze(): the filter's work units
+  bool                            selected{ false };
+  cca::ComponentSelection         selection;
+  std::vector<cca::ComponentSums> selectedSums;
 
   const std::vector<cca::ComponentSums> &
   Sums() const
@@ -164,10 +164,10 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   cca::Engine &
   Acquire(Backend backend, int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits)
   {
-    const bool same = engine && engineBackend == backend &&
-                      (backend == Backend::CUDA
-                         ? engineDeviceId == deviceId
-                         : engineThreads == numberOfThreads && engineWorkUnits == numberOfWorkUnits);
+    const bool same =
+      engine && engineBackend == backend &&
+      (backend == Backend::CUDA ? engineDeviceId == deviceId
+                                : engineThreads == numberOfThreads && engineWorkUnits == numberOfWorkUnits);
     if (!same)
     {
       if (engine)
@@ -176,8 +176,9 @@ struct CudaConnectedComponentAnalysisEngine::Internals
                                      std::move(engine));
       }
       const bool             cuda = backend == Backend::CUDA;
-      const EngineCache::Key key{ backend, cuda ? deviceId : -1, cuda ? 0u : numberOfThreads,
-                                  cuda ? 0u : numberOfWorkUnits };
+      const EngineCache::Key key{
+        backend, cuda ? deviceId : -1, cuda ? 0u : numberOfThreads, cuda ? 0u : numberOfWorkUnits
+      };
       engine = EngineCache::Instance().Take(key);
       if (!engine)
       {
@@ -279,11 +280,8 @@ CudaConnectedComponentAnalysisEngine::CudaConnectedComponentAnalysisEngine()
 CudaConnectedComponentAnalysisEngine::~CudaConnectedComponentAnalysisEngine() = default;
 
 std::uint64_t
-CudaConnectedComponentAnalysisEngine::Analyze(const Request & r,
-                                              Backend         backend,
-                                              int             deviceId,
-                                              unsigned        numberOfThreads,
-                                              unsigned        numberOfWorkUnits)
+CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend, int deviceId,
+                                              unsigned numberOfThreads, unsigned numberOfWorkUnits)
 {
   Internals & in = *m_Internals;
   in.used = Backend::Automatic;
@@ -357,10 +355,8 @@ CudaConnectedComponentAnalysisEngine::GetComponentSums() const
 }
 
 void
-CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
-                                                  cca::ScalarKind kind,
-                                                  std::uint64_t   backgroundBits,
-                                                  std::uint64_t   skipValue)
+CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits,
+                                                  std::uint64_t skipValue)
 {
   cca::LabelOutput output;
   output.data = data;
@@ -378,8 +374,12 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void *          data,
 void
 CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
 {
-  Translated("building the LabelMap's lines", [&]() { LinesOf(m_Internals->Analyzed(), geometry, m_Internals->selected ? &m_Internals->selection : nullptr,
-            m_Internals->numberOfThreads, lines);
+  Translated("building the LabelMap's lines", [&]() {
+    LinesOf(m_Internals->Analyzed(),
+            geometry,
+            m_Internals->selected ? &m_Internals->selection : nullptr,
+            m_Internals->numberOfThreads,
+            lines);
   });
 }
 
@@ -388,9 +388,8 @@ CudaConnectedComponentAnalysisEngine::MakeShapeAttributeCalculator(const Geometr
                                                                    const ShapeOptions & options,
                                                                    const Lines &        lines) const
 {
-  return Translated("preparing the LabelMap's attributes", [&]() {
-    return cca::MakeShapeAttributeCalculator(m_Internals->Sums(), geometry, options, lines);
-  });
+  return Translated("preparing the LabelMap's attributes",
+                    [&]() { return cca::MakeShapeAttributeCalculator(m_Internals->Sums(), geometry, options, lines); });
 }
 
 void

@@ -156,15 +156,15 @@ FeaturesMatchBruteForce(const TFilter * filter, const std::string & what)
   constexpr unsigned D = OutputImageType::ImageDimension;
   struct Sums
   {
-    SizeValueType                         count = 0;
-    typename OutputImageType::IndexType   min, max;
-    double                                sum[D] = {};
+    SizeValueType                       count = 0;
+    typename OutputImageType::IndexType min, max;
+    double                              sum[D] = {};
   };
   // Labels are integers in [0, objects + 1] (ITK's numbering steps over the background): index by value.
-  const SizeValueType       maxLabel = filter->GetObjectCount() + 1;
-  std::vector<Sums>         sums(maxLabel + 1);
-  SizeValueType             distinct = 0;
-  const OutputImageType *   labels = filter->GetOutput();
+  const SizeValueType     maxLabel = filter->GetObjectCount() + 1;
+  std::vector<Sums>       sums(maxLabel + 1);
+  SizeValueType           distinct = 0;
+  const OutputImageType * labels = filter->GetOutput();
   for (ImageRegionConstIteratorWithIndex<OutputImageType> it(labels, labels->GetBufferedRegion()); !it.IsAtEnd(); ++it)
   {
     const PixelType value = it.Get();
@@ -232,7 +232,7 @@ template <typename TInputImage, typename TOutputImage, typename TMaskImage = TIn
 bool
 CheckAgainstITK(const TInputImage * input, Backend backend, bool fullyConnected, const std::string & what,
                 const typename std::common_type<TMaskImage>::type * mask = nullptr, // not deduced: nullptr is fine
-                typename TOutputImage::PixelType background = typename TOutputImage::PixelType{})
+                typename TOutputImage::PixelType                    background = typename TOutputImage::PixelType{})
 {
   using OursType = CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage>;
   using ITKType = ConnectedComponentImageFilter<TInputImage, TOutputImage, TMaskImage>;

@@ -120,7 +120,8 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
     ok = ExpectMessage([&] { filter->Update(); }, "greater than maximum of output pixel type", "label overflow") && ok;
     auto reference = ConnectedComponentImageFilter<UCharImage, UCharLabelImage>::New();
     reference->SetInput(image);
-    ok = ExpectMessage([&] { reference->Update(); }, "greater than maximum of output pixel type", "ITK's overflow") && ok;
+    ok =
+      ExpectMessage([&] { reference->Update(); }, "greater than maximum of output pixel type", "ITK's overflow") && ok;
     // 8-connected the checkerboard is 1 object: fits.
     filter->SetFullyConnected(true);
     ITK_TRY_EXPECT_NO_EXCEPTION(filter->Update());
@@ -132,7 +133,7 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
   {
     for (auto size : { std::pair<int, int>{ 1, 1 }, std::pair<int, int>{ 37, 23 } })
     {
-      auto image = MakeImage(size.first, size.second, static_cast<unsigned char>(value));
+      auto               image = MakeImage(size.first, size.second, static_cast<unsigned char>(value));
       std::ostringstream what;
       what << size.first << "x" << size.second << " filled with " << value;
       ok = CheckAgainstITK<UCharImage, LabelImage>(image, backend, false, what.str()) && ok;
@@ -142,7 +143,8 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
 
   // A region that does not start at the origin: bounding boxes and centroids in ITK's index space.
   {
-    auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 45, 38 } }, 0.5, 2, 99, [](std::mt19937 &) { return 1; });
+    auto image =
+      MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 45, 38 } }, 0.5, 2, 99, [](std::mt19937 &) { return 1; });
     UCharImage::RegionType region = image->GetLargestPossibleRegion();
     region.SetIndex(UCharImage::IndexType{ { 5, -3 } });
     image->SetRegions(region);
@@ -156,8 +158,12 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
     std::uint32_t seed = 500;
     for (auto n : { 100, 37, 250, 100 })
     {
-      auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { static_cast<SizeValueType>(n), static_cast<SizeValueType>(n + 3) } },
-                                               0.45, 1, ++seed, [](std::mt19937 &) { return 1; });
+      auto image = MakeRandomImage<UCharImage>(
+        UCharImage::SizeType{ { static_cast<SizeValueType>(n), static_cast<SizeValueType>(n + 3) } },
+        0.45,
+        1,
+        ++seed,
+        [](std::mt19937 &) { return 1; });
       filter->SetInput(image);
       filter->Update();
       auto reference = ConnectedComponentImageFilter<UCharImage, LabelImage>::New();
@@ -199,7 +205,7 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
   {
     // More pixels than the CUDA engine's 32-bit index type: refused before any buffer is touched,
     // so that Automatic can fall back to the CPU engine and CUDA reports it.
-    auto engine = cca::CreateCudaEngine(0);
+    auto         engine = cca::CreateCudaEngine(0);
     cca::Request request;
     request.size = { { 65536, 65536, 1 } };
     unsigned char dummy = 0;

@@ -64,12 +64,8 @@ SetPixel(BinaryImageType * image, itk::IndexValueType x, itk::IndexValueType y, 
 
 /** Fill the rectangle [x0, x1] x [y0, y1] (inclusive bounds). */
 void
-FillRectangle(BinaryImageType *   image,
-              itk::IndexValueType x0,
-              itk::IndexValueType y0,
-              itk::IndexValueType x1,
-              itk::IndexValueType y1,
-              BinaryPixelType     value)
+FillRectangle(BinaryImageType * image, itk::IndexValueType x0, itk::IndexValueType y0, itk::IndexValueType x1,
+              itk::IndexValueType y1, BinaryPixelType value)
 {
   for (itk::IndexValueType y = y0; y <= y1; ++y)
   {

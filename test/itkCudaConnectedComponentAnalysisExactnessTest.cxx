@@ -45,7 +45,7 @@ RunSweep(Backend backend, bool fullyConnected, const std::vector<Size<D>> & size
     {
       for (int step = 0; step <= 10; ++step)
       {
-        const double      density = step / 10.0;
+        const double       density = step / 10.0;
         std::ostringstream what;
         what << "size " << size << " g=" << g << " d=" << density << " fully=" << fullyConnected;
         ++seed;
@@ -66,10 +66,11 @@ RunSweep(Backend backend, bool fullyConnected, const std::vector<Size<D>> & size
         ok = CheckAgainstITK<ShortImage, ULongLabelImage>(s16, backend, fullyConnected, what.str() + " short") && ok;
 
         // float input (fractional and negative values), signed labels with a non-zero background
-        auto f32 = MakeRandomImage<FloatImage>(size, density, g, seed + 11, [](std::mt19937 & r) {
-          return (r() & 1) ? -0.25f * (1 + r() % 8) : 0.5f;
-        });
-        ok = CheckAgainstITK<FloatImage, IntLabelImage>(f32, backend, fullyConnected, what.str() + " float bg=2", nullptr, 2) && ok;
+        auto f32 = MakeRandomImage<FloatImage>(
+          size, density, g, seed + 11, [](std::mt19937 & r) { return (r() & 1) ? -0.25f * (1 + r() % 8) : 0.5f; });
+        ok = CheckAgainstITK<FloatImage, IntLabelImage>(
+               f32, backend, fullyConnected, what.str() + " float bg=2", nullptr, 2) &&
+             ok;
 
         // uchar input with a random mask (uchar), background value 3 (labels step over it)
         auto mask = MakeRandomImage<UCharImage>(size, 0.7, 1, seed + 13, [](std::mt19937 &) { return 1; });
@@ -104,18 +105,33 @@ itkCudaConnectedComponentAnalysisExactnessTest(int argc, char * argv[])
   if (dimension == 2)
   {
     using S = Size<2>;
-    ok = RunSweep<2>(backend, fullyConnected,
-                     { S{ { 1, 1 } }, S{ { 1, 1000 } }, S{ { 1000, 1 } }, S{ { 31, 33 } }, S{ { 33, 31 } },
-                       S{ { 1000, 999 } }, S{ { 4097, 3 } }, S{ { 64, 64 } },
+    ok = RunSweep<2>(backend,
+                     fullyConnected,
+                     { S{ { 1, 1 } },
+                       S{ { 1, 1000 } },
+                       S{ { 1000, 1 } },
+                       S{ { 31, 33 } },
+                       S{ { 33, 31 } },
+                       S{ { 1000, 999 } },
+                       S{ { 4097, 3 } },
+                       S{ { 64, 64 } },
                        // widths that take the CUDA engine's 16-byte-load path for 1-, 2- and 4-byte pixels
-                       S{ { 512, 37 } }, S{ { 1024, 3 } } });
+                       S{ { 512, 37 } },
+                       S{ { 1024, 3 } } });
   }
   else if (dimension == 3)
   {
     using S = Size<3>;
-    ok = RunSweep<3>(backend, fullyConnected,
-                     { S{ { 1, 1, 1 } }, S{ { 1, 1, 300 } }, S{ { 300, 1, 1 } }, S{ { 1, 300, 1 } }, S{ { 17, 9, 5 } },
-                       S{ { 33, 31, 29 } }, S{ { 101, 67, 45 } }, S{ { 512, 5, 3 } } });
+    ok = RunSweep<3>(backend,
+                     fullyConnected,
+                     { S{ { 1, 1, 1 } },
+                       S{ { 1, 1, 300 } },
+                       S{ { 300, 1, 1 } },
+                       S{ { 1, 300, 1 } },
+                       S{ { 17, 9, 5 } },
+                       S{ { 33, 31, 29 } },
+                       S{ { 101, 67, 45 } },
+                       S{ { 512, 5, 3 } } });
   }
   else
   {

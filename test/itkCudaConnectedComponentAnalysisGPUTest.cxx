@@ -44,8 +44,8 @@ Large()
   {
     for (double density : { 0.1, 0.3, 0.5, 0.6, 0.8, 1.0 })
     {
-      auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 8192, 8192 } }, density, g, ++seed,
-                                               [](std::mt19937 &) { return 1; });
+      auto image = MakeRandomImage<UCharImage>(
+        UCharImage::SizeType{ { 8192, 8192 } }, density, g, ++seed, [](std::mt19937 &) { return 1; });
       for (bool fully : { false, true })
       {
         std::ostringstream what;
@@ -62,8 +62,8 @@ Large()
 bool
 Repeat()
 {
-  auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 4096, 4096 } }, 0.6, 1, 4096,
-                                           [](std::mt19937 &) { return 1; });
+  auto image =
+    MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 4096, 4096 } }, 0.6, 1, 4096, [](std::mt19937 &) { return 1; });
   bool ok = true;
   for (bool fully : { false, true })
   {
@@ -83,13 +83,14 @@ Repeat()
       filter->Modified();
       filter->Update();
       const auto & f = filter->GetComponentFeatures();
-      bool         same = std::memcmp(first->GetBufferPointer(), filter->GetOutput()->GetBufferPointer(),
+      bool         same = std::memcmp(first->GetBufferPointer(),
+                              filter->GetOutput()->GetBufferPointer(),
                               sizeof(unsigned int) * 4096 * 4096) == 0 &&
                   f.size() == firstFeatures.size();
       for (std::size_t i = 0; same && i < f.size(); ++i)
       {
-        same = f[i].NumberOfPixels == firstFeatures[i].NumberOfPixels && f[i].BoundingBox == firstFeatures[i].BoundingBox &&
-               f[i].Centroid == firstFeatures[i].Centroid;
+        same = f[i].NumberOfPixels == firstFeatures[i].NumberOfPixels &&
+               f[i].BoundingBox == firstFeatures[i].BoundingBox && f[i].Centroid == firstFeatures[i].Centroid;
       }
       differing += same ? 0 : 1;
     }
@@ -105,8 +106,8 @@ bool
 OutOfMemory()
 {
 #ifdef CCA_TEST_WITH_CUDART
-  auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 2048, 2048 } }, 0.5, 1, 7,
-                                           [](std::mt19937 &) { return 1; });
+  auto image =
+    MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 2048, 2048 } }, 0.5, 1, 7, [](std::mt19937 &) { return 1; });
   // Take nearly all of the device's memory in large blocks.
   std::vector<void *> hogs;
   for (std::size_t block = std::size_t{ 1 } << 30; block >= (std::size_t{ 1 } << 20);)
@@ -156,9 +157,9 @@ OutOfMemory()
 /** Labels and features of one algorithm, through the engine interface. */
 struct EngineResult
 {
-  std::uint64_t                         count = 0;
-  std::vector<cca::ComponentSums>   features;
-  std::vector<std::uint32_t>            labels;
+  std::uint64_t                   count = 0;
+  std::vector<cca::ComponentSums> features;
+  std::vector<std::uint32_t>      labels;
 };
 
 EngineResult
@@ -180,52 +181,62 @@ RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algo
 bool
 Variants()
 {
-  auto engine = cca::CreateCudaEngine(0);
-  bool ok = true;
+  auto          engine = cca::CreateCudaEngine(0);
+  bool          ok = true;
   std::uint32_t seed = 31;
-  auto check = [&](const unsigned char * pixels, std::array<std::uint64_t, 3> size, unsigned dimension, const std::string & what) {
-    for (bool fully : { false, true })
-    {
-      cca::Request request;
-      request.dimension = dimension;
-      request.size = size;
-      request.fullyConnected = fully;
-      request.input = pixels;
-      const EngineResult reference = RunEngine(*engine, request, cca::FeatureAlgorithm::ConflictDetection);
-      for (auto algorithm : { cca::FeatureAlgorithm::PixelAtomics, cca::FeatureAlgorithm::RunAtomics,
-                              cca::FeatureAlgorithm::OnTheFlyMerge })
+  auto          check =
+    [&](const unsigned char * pixels, std::array<std::uint64_t, 3> size, unsigned dimension, const std::string & what) {
+      for (bool fully : { false, true })
       {
-        const EngineResult r = RunEngine(*engine, request, algorithm);
-        const bool same = r.count == reference.count && r.features == reference.features && r.labels == reference.labels;
-        if (!same)
+        cca::Request request;
+        request.dimension = dimension;
+        request.size = size;
+        request.fullyConnected = fully;
+        request.input = pixels;
+        const EngineResult reference = RunEngine(*engine, request, cca::FeatureAlgorithm::ConflictDetection);
+        for (auto algorithm : { cca::FeatureAlgorithm::PixelAtomics,
+                                cca::FeatureAlgorithm::RunAtomics,
+                                cca::FeatureAlgorithm::OnTheFlyMerge })
         {
-          std::cerr << what << " fully=" << fully << ": " << cca::FeatureAlgorithmName(algorithm)
-                    << " differs from FLSL+CD (" << r.count << " vs " << reference.count << " components)" << std::endl;
-          ok = false;
+          const EngineResult r = RunEngine(*engine, request, algorithm);
+          const bool         same =
+            r.count == reference.count && r.features == reference.features && r.labels == reference.labels;
+          if (!same)
+          {
+            std::cerr << what << " fully=" << fully << ": " << cca::FeatureAlgorithmName(algorithm)
+                      << " differs from FLSL+CD (" << r.count << " vs " << reference.count << " components)"
+                      << std::endl;
+            ok = false;
+          }
         }
       }
-    }
-  };
+    };
   for (unsigned g : { 1u, 4u, 16u })
   {
     for (int step = 0; step <= 10; ++step)
     {
       const double density = step / 10.0;
-      auto image2 = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 1021, 999 } }, density, g, ++seed,
-                                                [](std::mt19937 &) { return 1; });
-      check(image2->GetBufferPointer(), { { 1021, 999, 1 } }, 2, "2D g=" + std::to_string(g) + " d=" + std::to_string(density));
+      auto         image2 = MakeRandomImage<UCharImage>(
+        UCharImage::SizeType{ { 1021, 999 } }, density, g, ++seed, [](std::mt19937 &) { return 1; });
+      check(image2->GetBufferPointer(),
+            { { 1021, 999, 1 } },
+            2,
+            "2D g=" + std::to_string(g) + " d=" + std::to_string(density));
       using Volume = Image<unsigned char, 3>;
-      auto image3 = MakeRandomImage<Volume>(Volume::SizeType{ { 101, 67, 45 } }, density, g, ++seed,
-                                            [](std::mt19937 &) { return 1; });
-      check(image3->GetBufferPointer(), { { 101, 67, 45 } }, 3, "3D g=" + std::to_string(g) + " d=" + std::to_string(density));
+      auto image3 = MakeRandomImage<Volume>(
+        Volume::SizeType{ { 101, 67, 45 } }, density, g, ++seed, [](std::mt19937 &) { return 1; });
+      check(image3->GetBufferPointer(),
+            { { 101, 67, 45 } },
+            3,
+            "3D g=" + std::to_string(g) + " d=" + std::to_string(density));
     }
   }
   // Large images, where many threads link and move features at once (the on-the-fly merge's races):
   // around the percolation threshold, and one component over the whole image.
   for (double density : { 0.6, 1.0 })
   {
-    auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 4096, 4096 } }, density, 1, ++seed,
-                                             [](std::mt19937 &) { return 1; });
+    auto image = MakeRandomImage<UCharImage>(
+      UCharImage::SizeType{ { 4096, 4096 } }, density, 1, ++seed, [](std::mt19937 &) { return 1; });
     check(image->GetBufferPointer(), { { 4096, 4096, 1 } }, 2, "2D 4096^2 g=1 d=" + std::to_string(density));
   }
   std::cout << (ok ? "all variants agree with FLSL+CD" : "variants DIFFER") << std::endl;

@@ -66,7 +66,7 @@ DegenerateMoments(Backend backend, const Size<D> & size, const std::vector<std::
   using InputType = Image<unsigned char, D>;
   using LabelType = Image<unsigned int, D>;
   using Filter = CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>;
-  auto image = BoxesImage<D>(size, boxes);
+  auto                            image = BoxesImage<D>(size, boxes);
   typename InputType::SpacingType spacing;
   for (unsigned d = 0; d < D; ++d)
   {
@@ -118,10 +118,10 @@ DegenerateMoments(Backend backend, const Size<D> & size, const std::vector<std::
     }
     ok = ok && flatAxes <= D;
     const auto & moments = b->GetPrincipalMoments();
-    std::cout << D << "D object " << n + 1 << " (" << flatAxes << " flat axes): moments " << moments
-              << ", elongation " << b->GetElongation() << ", flatness " << b->GetFlatness() << std::endl;
-    bool objectOk = a->GetPrincipalMoments() == b->GetPrincipalMoments() &&
-                    a->GetElongation() == b->GetElongation() && a->GetFlatness() == b->GetFlatness();
+    std::cout << D << "D object " << n + 1 << " (" << flatAxes << " flat axes): moments " << moments << ", elongation "
+              << b->GetElongation() << ", flatness " << b->GetFlatness() << std::endl;
+    bool objectOk = a->GetPrincipalMoments() == b->GetPrincipalMoments() && a->GetElongation() == b->GetElongation() &&
+                    a->GetFlatness() == b->GetFlatness();
     for (unsigned i = 0; i < flatAxes; ++i)
     {
       objectOk = objectOk && moments[i] == 0.0;
@@ -186,7 +186,8 @@ LongImage(Backend backend, const typename Image<unsigned char, D>::SizeType & si
     longAxis = size[d] > size[longAxis] ? d : longAxis;
   }
   typename InputType::IndexType index{};
-  for (index[longAxis] = static_cast<IndexValueType>(solidFrom); index[longAxis] < static_cast<IndexValueType>(size[longAxis]);
+  for (index[longAxis] = static_cast<IndexValueType>(solidFrom);
+       index[longAxis] < static_cast<IndexValueType>(size[longAxis]);
        ++index[longAxis])
   {
     image->SetPixel(index, 1);
@@ -203,15 +204,16 @@ LongImage(Backend backend, const typename Image<unsigned char, D>::SizeType & si
   using MapType = typename CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::LabelMapType;
   auto shape = LabelImageToShapeLabelMapFilter<LabelType, MapType>::New();
   shape->SetInput(reference->GetOutput());
-  shape->SetNumberOfWorkUnits(1); // multi-threaded, ITK splits lines of 1-row images (docs/filter.md, "Differences from ITK")
+  shape->SetNumberOfWorkUnits(
+    1); // multi-threaded, ITK splits lines of 1-row images (docs/filter.md, "Differences from ITK")
   shape->Update();
   std::ostringstream what;
   what << "image " << size;
-  bool ok = SameImage(filter->GetOutput(), reference->GetOutput(), what.str());
+  bool            ok = SameImage(filter->GetOutput(), reference->GetOutput(), what.str());
   const MapType * ours = filter->GetLabelMap();
   const MapType * theirs = shape->GetOutput();
   ok = ok && ours->GetNumberOfLabelObjects() == theirs->GetNumberOfLabelObjects();
-  auto close = [](double x, double y, double scale) { return std::abs(x - y) <= 1e-9 * scale; };
+  auto          close = [](double x, double y, double scale) { return std::abs(x - y) <= 1e-9 * scale; };
   SizeValueType largestObject = 0;
   typename MapType::ConstIterator io(ours), it(theirs);
   for (SizeValueType i = 0; ok && !it.IsAtEnd(); ++i, ++io, ++it)
@@ -236,8 +238,9 @@ LongImage(Backend backend, const typename Image<unsigned char, D>::SizeType & si
     double       residue = 0;
     for (unsigned d = 0; d < D; ++d)
     {
-      residue = std::max(residue, static_cast<double>(y->GetNumberOfPixels()) * std::numeric_limits<double>::epsilon() *
-                                    y->GetCentroid()[d] * y->GetCentroid()[d]);
+      residue = std::max(residue,
+                         static_cast<double>(y->GetNumberOfPixels()) * std::numeric_limits<double>::epsilon() *
+                           y->GetCentroid()[d] * y->GetCentroid()[d]);
     }
     for (unsigned d = 0; ok && d < D; ++d)
     {
@@ -252,7 +255,8 @@ LongImage(Backend backend, const typename Image<unsigned char, D>::SizeType & si
     if (!ok)
     {
       std::cerr << std::setprecision(17) << what.str() << ": object " << i << " (" << y->GetNumberOfPixels()
-                << " pixels) differs from ITK's: moments " << xm << " vs " << ym << ", residue " << residue << std::endl;
+                << " pixels) differs from ITK's: moments " << xm << " vs " << ym << ", residue " << residue
+                << std::endl;
     }
   }
   // In a one-row image the stretch is a component of L pixels in a row: its variance (L² − 1)/12·spacing².

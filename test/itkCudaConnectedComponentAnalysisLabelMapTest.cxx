@@ -30,11 +30,11 @@
 // residue, to 1e-9 relative or, where larger, the relative rounding of the ITK moments they divide,
 // Σᵢ 1e-15·|p|²max/|λᵢ|: on a 1201×601 image (|p|²max 3.3e6) ITK's smaller moment of a 3-pixel object is
 // off by 1.9e-10 (6e-17·|p|²max), which moves its elongation by 1.4e-9 relative. Principal axes (and the
-// oriented box, built on them) are compared only where the eigenvalues are apart by more than 1e-6 relative, since for equal eigenvalues any rotation of the axes is an answer. The
-// test counts and prints how many comparisons each rule skipped.
-// ITK's reference runs with one work unit: multi-threaded, LabelImageToShapeLabelMapFilter splits
-// lines at work-unit boundaries where it splits an image along x (1-row images), which changes the
-// lines and, through their count, the perimeter. Single-threaded its lines are whole runs.
+// oriented box, built on them) are compared only where the eigenvalues are apart by more than 1e-6 relative, since for
+// equal eigenvalues any rotation of the axes is an answer. The test counts and prints how many comparisons each rule
+// skipped. ITK's reference runs with one work unit: multi-threaded, LabelImageToShapeLabelMapFilter splits lines at
+// work-unit boundaries where it splits an image along x (1-row images), which changes the lines and, through their
+// count, the perimeter. Single-threaded its lines are whole runs.
 #include "itkCCATestUtilities.h"
 #include "itkLabelImageToShapeLabelMapFilter.h"
 #include "itkLabelMapToLabelImageFilter.h"
@@ -85,8 +85,8 @@ Close(double ours, double itk, double scale, const std::string & what, double ab
 
 template <typename TLabelMap>
 bool
-CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perimeter, bool extras,
-                 double momentScale, Counters & counters, const std::string & what)
+CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perimeter, bool extras, double momentScale,
+                 Counters & counters, const std::string & what)
 {
   constexpr unsigned D = TLabelMap::ImageDimension;
   if (ours->GetNumberOfLabelObjects() != reference->GetNumberOfLabelObjects())
@@ -116,7 +116,8 @@ CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perim
     }
     for (SizeValueType l = 0; l < r->GetNumberOfLines(); ++l)
     {
-      if (o->GetLine(l).GetIndex() != r->GetLine(l).GetIndex() || o->GetLine(l).GetLength() != r->GetLine(l).GetLength())
+      if (o->GetLine(l).GetIndex() != r->GetLine(l).GetIndex() ||
+          o->GetLine(l).GetLength() != r->GetLine(l).GetLength())
       {
         std::cerr << w << ": line " << l << " differs" << std::endl;
         return false;
@@ -203,7 +204,9 @@ CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perim
         for (unsigned j = 0; j < D; ++j)
         {
           // eigenvector accuracy degrades as 1/gap
-          ok = Close(o->GetPrincipalAxes()[i][j], r->GetPrincipalAxes()[i][j], 1.0 / std::min(1.0, gap),
+          ok = Close(o->GetPrincipalAxes()[i][j],
+                     r->GetPrincipalAxes()[i][j],
+                     1.0 / std::min(1.0, gap),
                      w + " PrincipalAxes") &&
                ok;
         }
@@ -217,7 +220,8 @@ CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perim
     {
       ok = Close(o->GetPerimeter(), r->GetPerimeter(), 0, w + " Perimeter") && ok;
       ok = Close(o->GetRoundness(), r->GetRoundness(), 0, w + " Roundness") && ok;
-      ok = Close(o->GetPerimeterOnBorderRatio(), r->GetPerimeterOnBorderRatio(), 0, w + " PerimeterOnBorderRatio") && ok;
+      ok =
+        Close(o->GetPerimeterOnBorderRatio(), r->GetPerimeterOnBorderRatio(), 0, w + " PerimeterOnBorderRatio") && ok;
     }
     if (extras)
     {
@@ -226,10 +230,14 @@ CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perim
       {
         for (unsigned i = 0; i < D; ++i)
         {
-          ok = Close(o->GetOrientedBoundingBoxSize()[i], r->GetOrientedBoundingBoxSize()[i], centroidScale * 1e-3 / std::min(1.0, gap),
+          ok = Close(o->GetOrientedBoundingBoxSize()[i],
+                     r->GetOrientedBoundingBoxSize()[i],
+                     centroidScale * 1e-3 / std::min(1.0, gap),
                      w + " OBB size") &&
                ok;
-          ok = Close(o->GetOrientedBoundingBoxOrigin()[i], r->GetOrientedBoundingBoxOrigin()[i], centroidScale / std::min(1.0, gap),
+          ok = Close(o->GetOrientedBoundingBoxOrigin()[i],
+                     r->GetOrientedBoundingBoxOrigin()[i],
+                     centroidScale / std::min(1.0, gap),
                      w + " OBB origin") &&
                ok;
         }
@@ -277,9 +285,9 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
   using LabelMapType = std::conditional_t<VStatisticsLabelMap,
                                           LabelMap<StatisticsLabelObject<SizeValueType, D>>,
                                           typename DefaultFilterType::LabelMapType>;
-  using FilterType = CudaConnectedComponentAnalysisImageFilter<InputImageType, LabelImageType, InputImageType, LabelMapType>;
-  static_assert(VStatisticsLabelMap ||
-                  std::is_same<LabelMapType, LabelMap<ShapeLabelObject<unsigned int, D>>>::value,
+  using FilterType =
+    CudaConnectedComponentAnalysisImageFilter<InputImageType, LabelImageType, InputImageType, LabelMapType>;
+  static_assert(VStatisticsLabelMap || std::is_same<LabelMapType, LabelMap<ShapeLabelObject<unsigned int, D>>>::value,
                 "the default LabelMap type is LabelMap<ShapeLabelObject<label pixel type, D>>");
 
   // anisotropic spacing, non-zero origin, rotated direction (about z by 30°, then about x by 20° in 3D)
@@ -363,8 +371,8 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
         shape->SetComputeOrientedBoundingBox(extras);
         shape->Update();
 
-        ok = CompareLabelMaps(ours->GetLabelMap(), shape->GetOutput(), !extras, extras, extent * extent, counters,
-                              what.str()) &&
+        ok = CompareLabelMaps(
+               ours->GetLabelMap(), shape->GetOutput(), !extras, extras, extent * extent, counters, what.str()) &&
              ok;
 
         // LabelMapToLabelImageFilter on our map gives our label image
@@ -383,8 +391,8 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
             o->SetLambda(10.0);
             o->SetInPlace(false);
           }
-          ok = SameDownstream<LabelMapType, Opening, LabelImageType>(o1, o2, ours->GetLabelMap(), shape->GetOutput(),
-                                                                     what.str() + " ShapeOpening") &&
+          ok = SameDownstream<LabelMapType, Opening, LabelImageType>(
+                 o1, o2, ours->GetLabelMap(), shape->GetOutput(), what.str() + " ShapeOpening") &&
                ok;
           using KeepN = ShapeKeepNObjectsLabelMapFilter<LabelMapType>;
           auto k1 = KeepN::New(), k2 = KeepN::New();
@@ -394,8 +402,8 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
             k->SetNumberOfObjects(5);
             k->SetInPlace(false);
           }
-          ok = SameDownstream<LabelMapType, KeepN, LabelImageType>(k1, k2, ours->GetLabelMap(), shape->GetOutput(),
-                                                                   what.str() + " ShapeKeepNObjects") &&
+          ok = SameDownstream<LabelMapType, KeepN, LabelImageType>(
+                 k1, k2, ours->GetLabelMap(), shape->GetOutput(), what.str() + " ShapeKeepNObjects") &&
                ok;
           using Relabel = ShapeRelabelLabelMapFilter<LabelMapType>;
           auto r1 = Relabel::New(), r2 = Relabel::New();
@@ -404,8 +412,8 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
             r->SetAttribute(LabelMapType::LabelObjectType::PHYSICAL_SIZE);
             r->SetInPlace(false);
           }
-          ok = SameDownstream<LabelMapType, Relabel, LabelImageType>(r1, r2, ours->GetLabelMap(), shape->GetOutput(),
-                                                                     what.str() + " ShapeRelabel") &&
+          ok = SameDownstream<LabelMapType, Relabel, LabelImageType>(
+                 r1, r2, ours->GetLabelMap(), shape->GetOutput(), what.str() + " ShapeRelabel") &&
                ok;
         }
         if (!ok)
@@ -460,13 +468,15 @@ itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
   {
     using S = Size<2>;
     const std::vector<S> sizes{ S{ { 1, 1 } }, S{ { 1, 40 } }, S{ { 40, 1 } }, S{ { 31, 33 } }, S{ { 157, 93 } } };
-    ok = statistics ? RunSweep<2, true>(backend, fully, extras, sizes) : RunSweep<2, false>(backend, fully, extras, sizes);
+    ok =
+      statistics ? RunSweep<2, true>(backend, fully, extras, sizes) : RunSweep<2, false>(backend, fully, extras, sizes);
   }
   else
   {
     using S = Size<3>;
     const std::vector<S> sizes{ S{ { 1, 1, 1 } }, S{ { 1, 1, 9 } }, S{ { 17, 9, 5 } }, S{ { 33, 31, 29 } } };
-    ok = statistics ? RunSweep<3, true>(backend, fully, extras, sizes) : RunSweep<3, false>(backend, fully, extras, sizes);
+    ok =
+      statistics ? RunSweep<3, true>(backend, fully, extras, sizes) : RunSweep<3, false>(backend, fully, extras, sizes);
   }
   std::cout << (ok ? "LabelMap identical to ITK's" : "MISMATCH") << std::endl;
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;

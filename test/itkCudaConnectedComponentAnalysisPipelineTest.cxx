@@ -56,8 +56,8 @@ using FilterType = CudaConnectedComponentAnalysisImageFilter<UCharImage, LabelIm
 UCharImage::Pointer
 RandomImage(SizeValueType width, SizeValueType height, double density, std::uint32_t seed)
 {
-  return MakeRandomImage<UCharImage>(UCharImage::SizeType{ { width, height } }, density, 1, seed,
-                                     [](std::mt19937 &) { return 1; });
+  return MakeRandomImage<UCharImage>(
+    UCharImage::SizeType{ { width, height } }, density, 1, seed, [](std::mt19937 &) { return 1; });
 }
 
 bool
@@ -255,14 +255,14 @@ RepeatCase(Backend backend)
     bool     labelImage;
     bool     labelMap;
   };
-  const Step steps[] = { { 0.45, 1, true, true },  { 0.2, 8, true, true },  { 0.5, 1, false, true },
+  const Step steps[] = { { 0.45, 1, true, true }, { 0.2, 8, true, true },  { 0.5, 1, false, true },
                          { 0.3, 4, true, false }, { 0.45, 1, true, true }, { 0.6, 2, false, true } };
-  bool     ok = true;
-  unsigned seed = 20;
+  bool       ok = true;
+  unsigned   seed = 20;
   for (const Step & step : steps)
   {
-    auto image = MakeRandomImage<UCharImage>(UCharImage::SizeType{ { 307, 253 } }, step.density, step.granularity,
-                                             ++seed, [](std::mt19937 &) { return 1; });
+    auto image = MakeRandomImage<UCharImage>(
+      UCharImage::SizeType{ { 307, 253 } }, step.density, step.granularity, ++seed, [](std::mt19937 &) { return 1; });
     filter->SetInput(image);
     filter->SetGenerateLabelImage(step.labelImage);
     filter->SetGenerateLabelMap(step.labelMap);
@@ -337,8 +337,11 @@ public:
 protected:
   OverridingFactory()
   {
-    this->RegisterOverride(typeid(LabelObjectType).name(), typeid(OverriddenLabelObject).name(),
-                           "OverriddenLabelObject", true, CreateObjectFunction<OverriddenLabelObject>::New());
+    this->RegisterOverride(typeid(LabelObjectType).name(),
+                           typeid(OverriddenLabelObject).name(),
+                           "OverriddenLabelObject",
+                           true,
+                           CreateObjectFunction<OverriddenLabelObject>::New());
   }
 };
 
@@ -386,7 +389,8 @@ FactoryCase(Backend backend)
   const auto numObjects = map->GetNumberOfLabelObjects();
   const auto withFactory = CountObjectsOfType<OverriddenLabelObject>(map, shapeObjects);
   ObjectFactoryBase::UnRegisterFactory(factory);
-  std::cout << "with an override: " << numObjects << " objects, " << withFactory << " of the override's type" << std::endl;
+  std::cout << "with an override: " << numObjects << " objects, " << withFactory << " of the override's type"
+            << std::endl;
   ok = ok && numObjects > 100 && withFactory == numObjects && shapeObjects;
   if (!ok)
   {
@@ -430,7 +434,7 @@ bool
 MemoryCase(Backend backend, const char * backendName)
 {
 #if defined(__linux__)
-  char      exe[4096];
+  char       exe[4096];
   const auto n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
   if (n <= 0)
   {

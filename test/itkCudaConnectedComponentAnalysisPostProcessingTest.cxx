@@ -79,7 +79,7 @@ template <typename TLabelImage>
 typename TLabelImage::Pointer
 ExpectedLabels(const TLabelImage * cc, const Options & o)
 {
-  constexpr unsigned D = TLabelImage::ImageDimension;
+  constexpr unsigned            D = TLabelImage::ImageDimension;
   typename TLabelImage::Pointer current = const_cast<TLabelImage *>(cc);
   if (o.minimumPhysicalSize > 0)
   {
@@ -159,12 +159,13 @@ SameObjects(const TFilter * filter, const TLabelImage * expected, SizeValueType 
     const auto * t = theirIt.GetLabelObject();
     const auto * o = ourIt.GetLabelObject();
     const auto & f = filter->GetComponentFeatures()[n];
-    bool ok = o->GetLabel() == t->GetLabel() && o->GetNumberOfLines() == t->GetNumberOfLines() &&
+    bool         ok = o->GetLabel() == t->GetLabel() && o->GetNumberOfLines() == t->GetNumberOfLines() &&
               o->GetNumberOfPixels() == t->GetNumberOfPixels() && f.Label == t->GetLabel() &&
               f.NumberOfPixels == t->GetNumberOfPixels() && o->GetBoundingBox() == t->GetBoundingBox();
     for (SizeValueType l = 0; ok && l < t->GetNumberOfLines(); ++l)
     {
-      ok = o->GetLine(l).GetIndex() == t->GetLine(l).GetIndex() && o->GetLine(l).GetLength() == t->GetLine(l).GetLength();
+      ok =
+        o->GetLine(l).GetIndex() == t->GetLine(l).GetIndex() && o->GetLine(l).GetLength() == t->GetLine(l).GetLength();
     }
     for (unsigned d = 0; ok && d < D; ++d)
     {
@@ -183,12 +184,8 @@ SameObjects(const TFilter * filter, const TLabelImage * expected, SizeValueType 
 
 template <unsigned D>
 bool
-RunCase(Backend                                  backend,
-        const typename Image<unsigned char, D>::Pointer & image,
-        bool                                     fullyConnected,
-        const Options &                          o,
-        const std::string &                      what,
-        SizeValueType *                          keptCount = nullptr)
+RunCase(Backend backend, const typename Image<unsigned char, D>::Pointer & image, bool fullyConnected,
+        const Options & o, const std::string & what, SizeValueType * keptCount = nullptr)
 {
   using LabelType = Image<unsigned int, D>;
   auto filter = CudaConnectedComponentAnalysisImageFilter<Image<unsigned char, D>, LabelType>::New();
@@ -222,14 +219,16 @@ Images(bool anisotropic)
 {
   using ImageType = Image<unsigned char, D>;
   std::vector<std::pair<typename ImageType::Pointer, std::string>> images;
-  std::vector<typename ImageType::SizeType> sizes;
-  typename ImageType::SizeType                size;
+  std::vector<typename ImageType::SizeType>                        sizes;
+  typename ImageType::SizeType                                     size;
   if (D == 2)
   {
     // 613 x 401: several blocks of rows for the CPU engine on RunCase's 8 work units, so that the kept
     // components' lines come from several blocks under the post-processing's new order.
-    for (auto s : { std::array<SizeValueType, 2>{ { 97, 61 } }, std::array<SizeValueType, 2>{ { 1, 1 } },
-                    std::array<SizeValueType, 2>{ { 1, 157 } }, std::array<SizeValueType, 2>{ { 157, 1 } },
+    for (auto s : { std::array<SizeValueType, 2>{ { 97, 61 } },
+                    std::array<SizeValueType, 2>{ { 1, 1 } },
+                    std::array<SizeValueType, 2>{ { 1, 157 } },
+                    std::array<SizeValueType, 2>{ { 157, 1 } },
                     std::array<SizeValueType, 2>{ { 613, 401 } } })
     {
       for (unsigned d = 0; d < D; ++d)
@@ -241,7 +240,8 @@ Images(bool anisotropic)
   }
   else
   {
-    for (auto s : { std::array<SizeValueType, 3>{ { 31, 23, 17 } }, std::array<SizeValueType, 3>{ { 1, 1, 1 } },
+    for (auto s : { std::array<SizeValueType, 3>{ { 31, 23, 17 } },
+                    std::array<SizeValueType, 3>{ { 1, 1, 1 } },
                     std::array<SizeValueType, 3>{ { 1, 1, 77 } } })
     {
       for (unsigned d = 0; d < D; ++d)
@@ -358,7 +358,8 @@ KeepNCase(Backend backend)
             filter->SetSortByObjectSize(sort);
             filter->GenerateLabelMapOff();
             filter->Update();
-            ok = SameImage<LabelType>(filter->GetOutput(), expected, what + " LabelShapeKeepNObjects " + Describe(o)) && ok;
+            ok = SameImage<LabelType>(filter->GetOutput(), expected, what + " LabelShapeKeepNObjects " + Describe(o)) &&
+                 ok;
           }
         }
       }

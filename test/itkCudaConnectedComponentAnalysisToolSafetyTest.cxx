@@ -63,7 +63,7 @@ using Short3 = Image<short, 3>;
 Short3::Pointer
 Volume(const Size<3> & size = { { 40, 36, 24 } })
 {
-  auto image = ccatest::MakeRandomImage<Short3>(size, 0.4, 2, 11, [](std::mt19937 &) { return 1000; });
+  auto         image = ccatest::MakeRandomImage<Short3>(size, 0.4, 2, 11, [](std::mt19937 &) { return 1000; });
   const double spacing[3] = { 0.5, 0.75, 2.0 };
   image->SetSpacing(spacing);
   return image;
@@ -80,8 +80,8 @@ void
 Cut(const std::string & file, long long keep)
 {
   std::string bytes = Slurp(file);
-  const auto  n = keep >= 0 ? static_cast<std::size_t>(keep)
-                            : bytes.size() - std::min(bytes.size(), static_cast<std::size_t>(-keep));
+  const auto  n =
+    keep >= 0 ? static_cast<std::size_t>(keep) : bytes.size() - std::min(bytes.size(), static_cast<std::size_t>(-keep));
   bytes.resize(std::min(n, bytes.size()));
   std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
 }
@@ -112,11 +112,11 @@ NoStagingLeft()
 /** A truncation case: the file written, labeled whole, then `cutFile` cut and labeled again. */
 struct TruncationCase
 {
-  std::string file;          ///< what the tool reads
-  bool        compress;      ///< the writer's compression
-  std::string cutFile;       ///< the file cut (the data file of a detached header)
-  long long   keep;          ///< bytes kept (negative: removed from the end)
-  std::string message;       ///< in the error
+  std::string file;     ///< what the tool reads
+  bool        compress; ///< the writer's compression
+  std::string cutFile;  ///< the file cut (the data file of a detached header)
+  long long   keep;     ///< bytes kept (negative: removed from the end)
+  std::string message;  ///< in the error
 };
 
 bool
@@ -145,11 +145,11 @@ TruncatedCase(const std::string & format)
     const auto image = ccatest::MakeRandomImage<Short2>({ { 64, 48 } }, 0.4, 2, 3, [](std::mt19937 &) { return 255; });
     WriteImage(image, Path("in.png"));
     WriteImage(image, Path("mask.mha"));
-    const std::string out = Path("out.nrrd");
+    const std::string              out = Path("out.nrrd");
     const std::vector<std::string> args =
-      format == "png" ? std::vector<std::string>{ Path("in.png"), "--backend", "cpu", "--output", out }
-                      : std::vector<std::string>{ Path("in.png"), "--mask", Path("mask.mha"), "--backend", "cpu",
-                                                  "--output", out };
+      format == "png"
+        ? std::vector<std::string>{ Path("in.png"), "--backend", "cpu", "--output", out }
+        : std::vector<std::string>{ Path("in.png"), "--mask", Path("mask.mha"), "--backend", "cpu", "--output", out };
     if (!Expect(Run(args, "whole"), 0, "") || !itksys::SystemTools::RemoveFile(out))
     {
       return false;
@@ -191,7 +191,7 @@ WriteDicomSeries(const std::string & folder, int skip = -1)
 {
   const auto volume = Volume({ { 32, 28, 6 } });
   itksys::SystemTools::MakeDirectory(folder);
-  auto io = ImageIOFactory::CreateImageIO((folder + "/x.dcm").c_str(), IOFileModeEnum::WriteMode);
+  auto                     io = ImageIOFactory::CreateImageIO((folder + "/x.dcm").c_str(), IOFileModeEnum::WriteMode);
   std::vector<std::string> files;
   for (unsigned int z = 0; z < 6; ++z)
   {
@@ -228,10 +228,10 @@ DicomCase(const std::string & name)
 {
   const std::string folder = Path("series");
   itksys::SystemTools::RemoveADirectory(folder);
-  const bool                     gap = name == "dicom_gap" || name == "dicom_gap_allowed";
-  const auto                     files = WriteDicomSeries(folder, gap ? 3 : -1);
-  const std::string              out = Path("out.nrrd");
-  std::vector<std::string>       args{ folder, "--backend", "cpu", "--output", out };
+  const bool               gap = name == "dicom_gap" || name == "dicom_gap_allowed";
+  const auto               files = WriteDicomSeries(folder, gap ? 3 : -1);
+  const std::string        out = Path("out.nrrd");
+  std::vector<std::string> args{ folder, "--backend", "cpu", "--output", out };
   if (!gap)
   {
     if (!Expect(Run(args, "whole"), 0, "") || !itksys::SystemTools::RemoveFile(out))
@@ -285,8 +285,7 @@ OverwriteCase(const std::string & name)
   };
   if (name == "overwrite_output")
   {
-    return Expect(Run({ input, "--backend", "cpu", "--output", input }, "o"), 1, "would overwrite") &&
-           unchanged();
+    return Expect(Run({ input, "--backend", "cpu", "--output", input }, "o"), 1, "would overwrite") && unchanged();
   }
   if (name == "overwrite_link") // another path to the same inode
   {
@@ -304,7 +303,8 @@ OverwriteCase(const std::string & name)
   {
     WriteImage(Volume(), Path("mask.mha"));
     const std::string mask = Slurp(Path("mask.mha"));
-    return Expect(Run({ input, "--backend", "cpu", "--mask", Path("mask.mha"), "--csv", Path("mask.mha") }, "o"), 1,
+    return Expect(Run({ input, "--backend", "cpu", "--mask", Path("mask.mha"), "--csv", Path("mask.mha") }, "o"),
+                  1,
                   "--csv " + Path("mask.mha") + " would overwrite") &&
            Slurp(Path("mask.mha")) == mask && unchanged();
   }
@@ -313,7 +313,8 @@ OverwriteCase(const std::string & name)
     // in.mhd + in.zraw, and other.mhd, a second header naming in.zraw: --output in.mhd (written compressed,
     // into in.zraw) would replace the data that the input other.mhd is read from
     itksys::SystemTools::CopyAFile(input, Path("other.mhd"));
-    return Expect(Run({ Path("other.mhd"), "--backend", "cpu", "--output", input }, "o"), 1,
+    return Expect(Run({ Path("other.mhd"), "--backend", "cpu", "--output", input }, "o"),
+                  1,
                   "(with its data file " + Path("in.zraw") + ") the input file " + Path("in.zraw")) &&
            unchanged();
   }
@@ -328,7 +329,8 @@ OverwriteCase(const std::string & name)
   }
   if (name == "same_outputs")
   {
-    return Expect(Run({ input, "--backend", "cpu", "--csv", Path("t.txt"), "--json", Path("t.txt") }, "o"), 1,
+    return Expect(Run({ input, "--backend", "cpu", "--csv", Path("t.txt"), "--json", Path("t.txt") }, "o"),
+                  1,
                   "--csv and --json name the same file") &&
            !Exists("t.txt");
   }
@@ -342,21 +344,31 @@ StagedCase(const std::string & name)
   if (name == "staged_failure")
   {
     // PNG holds no uint32 labels: ITK's writer fails after creating its file. The earlier out.png stays.
-    auto slice = ccatest::MakeRandomImage<Image<unsigned char, 2>>({ { 16, 16 } }, 0.5, 1, 5, [](std::mt19937 &) { return 7; });
+    auto slice =
+      ccatest::MakeRandomImage<Image<unsigned char, 2>>({ { 16, 16 } }, 0.5, 1, 5, [](std::mt19937 &) { return 7; });
     WriteImage(slice, Path("in2.png"));
     WriteImage(slice, Path("out.png"));
     const std::string before = Slurp(Path("out.png"));
-    return Expect(Run({ Path("in2.png"), "--backend", "cpu", "--label-type", "uint32", "--output", Path("out.png"),
-                        "--csv", Path("out.csv") },
+    return Expect(Run({ Path("in2.png"),
+                        "--backend",
+                        "cpu",
+                        "--label-type",
+                        "uint32",
+                        "--output",
+                        Path("out.png"),
+                        "--csv",
+                        Path("out.csv") },
                       "f"),
-                  6, "cannot write " + Path("out.png")) &&
+                  6,
+                  "cannot write " + Path("out.png")) &&
            Slurp(Path("out.png")) == before && !Exists("out.csv") && NoStagingLeft();
   }
   if (name == "staged_success") // a detached format: header and data file both moved into place
   {
-    return Expect(Run({ Path("in.nrrd"), "--backend", "cpu", "--output", Path("out.mhd"), "--json", Path("out.json") },
-                      "s"),
-                  0, "") &&
+    return Expect(
+             Run({ Path("in.nrrd"), "--backend", "cpu", "--output", Path("out.mhd"), "--json", Path("out.json") }, "s"),
+             0,
+             "") &&
            Exists("out.mhd") && (Exists("out.zraw") || Exists("out.raw")) && Exists("out.json") && NoStagingLeft() &&
            ReadImage<Image<unsigned short, 3>>(Path("out.mhd"))->GetLargestPossibleRegion().GetSize(0) == 40;
   }
@@ -372,7 +384,7 @@ EmptyCase(const std::string & name)
   // one pixel of 100 where --lower is above it
   image->SetPixel({ { 3, 4, 5 } }, name == "empty_threshold" || name == "empty_range" ? 100 : 0);
   WriteImage(image, Path("in.nrrd"));
-  std::vector<std::string> args{ Path("in.nrrd"), "--backend", "cpu", "--output", Path("out.nii.gz"),
+  std::vector<std::string> args{ Path("in.nrrd"), "--backend",     "cpu",    "--output",      Path("out.nii.gz"),
                                  "--csv",         Path("out.csv"), "--json", Path("out.json") };
   if (name == "empty_threshold")
   {

@@ -144,8 +144,8 @@ ReferenceLabels(const Real3 * input, const Binary3 * mask, const std::vector<std
 std::vector<std::map<std::string, double>>
 ReadCSV(const std::string & fileName, std::vector<std::string> & columns)
 {
-  std::ifstream                               in(fileName);
-  std::string                                 line, cell;
+  std::ifstream                              in(fileName);
+  std::string                                line, cell;
   std::vector<std::map<std::string, double>> rows;
   std::getline(in, line);
   for (std::stringstream header(line); std::getline(header, cell, ',');)
@@ -170,9 +170,9 @@ bool
 CheckRun(const std::string & input, const Real3 * image, const Binary3 * mask, const std::vector<std::string> & options,
          const std::string & tag, const std::string & outputExtension, IOComponentEnum expectedType)
 {
-  const std::string labelsFile = g_Folder + "/" + tag + "." + outputExtension;
-  const std::string csv = g_Folder + "/" + tag + ".csv";
-  const std::string json = g_Folder + "/" + tag + ".json";
+  const std::string        labelsFile = g_Folder + "/" + tag + "." + outputExtension;
+  const std::string        csv = g_Folder + "/" + tag + ".csv";
+  const std::string        json = g_Folder + "/" + tag + ".json";
   std::vector<std::string> args{ input, "--backend", g_Backend, "--output", labelsFile, "--csv", csv, "--json", json };
   args.insert(args.end(), options.begin(), options.end());
   if (!Expect(Run(args, tag), 0, ""))
@@ -215,9 +215,9 @@ CheckRun(const std::string & input, const Real3 * image, const Binary3 * mask, c
       std::cerr << tag << " row " << row << ": label " << label << " is not ITK's" << std::endl;
       return false;
     }
-    const auto * o = map->GetLabelObject(label);
+    const auto *      o = map->GetLabelObject(label);
     const std::string what = tag + " label " + std::to_string(label) + " ";
-    bool ok = get("NumberOfPixels") == static_cast<double>(o->GetNumberOfPixels());
+    bool              ok = get("NumberOfPixels") == static_cast<double>(o->GetNumberOfPixels());
     ok = ok && Close(get("PhysicalSize"), o->GetPhysicalSize(), what + "PhysicalSize");
     for (unsigned int d = 0; d < 3; ++d)
     {
@@ -286,7 +286,7 @@ RandomVolume(std::uint32_t seed, double lo, double hi, double density, unsigned 
              const Size<3> & size = { { 40, 36, 24 } })
 {
   std::uniform_real_distribution<double> value(lo, hi);
-  auto image = ccatest::MakeRandomImage<Image<TPixel, 3>>(
+  auto                                   image = ccatest::MakeRandomImage<Image<TPixel, 3>>(
     size, density, granularity, seed, [&value](std::mt19937 & rng) { return static_cast<TPixel>(value(rng)); });
   const double spacing[3] = { 0.5, 0.75, 2.0 };
   const double origin[3] = { -12.5, 30.0, 7.75 };
@@ -300,19 +300,13 @@ constexpr auto Default = IOComponentEnum::UNKNOWNCOMPONENTTYPE; // the smallest 
 /** A volume written in one format, then labeled twice by the tool with different options. */
 template <typename TPixel>
 bool
-FormatCase(const std::string &              name,
-           typename Image<TPixel, 3>::Pointer volume,
-           const std::vector<std::string> &   a,
-           const std::string &                extA,
-           IOComponentEnum                    typeA,
-           const std::vector<std::string> &   b,
-           const std::string &                extB,
-           IOComponentEnum                    typeB,
-           const Binary3 *                    maskB = nullptr)
+FormatCase(const std::string & name, typename Image<TPixel, 3>::Pointer volume, const std::vector<std::string> & a,
+           const std::string & extA, IOComponentEnum typeA, const std::vector<std::string> & b,
+           const std::string & extB, IOComponentEnum typeB, const Binary3 * maskB = nullptr)
 {
   const std::string input = g_Folder + "/" + name;
   WriteImage(volume, input, true);
-  const auto back = ReadImage<Real3>(input); // as the tool sees it (NIfTI stores the spacing in float)
+  const auto        back = ReadImage<Real3>(input); // as the tool sees it (NIfTI stores the spacing in float)
   const std::string tag = name.substr(0, name.find('.'));
   return CheckRun(input, back, nullptr, a, tag + "_a", extA, typeA) &&
          CheckRun(input, back, maskB, b, tag + "_b", extB, typeB);
@@ -418,7 +412,8 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
     const std::map<std::string, ErrorCase> simple{
       { "missing", { 2, "does not exist", { f + "nothing.nii.gz" } } },
       // (without --fail-if-empty these are results: 0 objects, test CCAToolSafety_empty*)
-      { "empty", { 4, "no foreground pixel", { ct, "--lower", "30000", "--fail-if-empty", "--output", f + "out.nrrd" } } },
+      { "empty",
+        { 4, "no foreground pixel", { ct, "--lower", "30000", "--fail-if-empty", "--output", f + "out.nrrd" } } },
       // no short value that high at all: known before reading
       { "emptyrange", { 4, "empty selection", { ct, "--lower", "40000", "--fail-if-empty" } } },
       { "unknownoption", { 1, "unknown option '--frobnicate'", { ct, "--frobnicate" } } },
@@ -468,38 +463,72 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
   bool ok = false;
   try
   {
-    const std::string baseCase = g_Backend == "cuda" ? testCase.substr(0, testCase.size() - cudaSuffix.size()) : testCase;
+    const std::string baseCase =
+      g_Backend == "cuda" ? testCase.substr(0, testCase.size() - cudaSuffix.size()) : testCase;
     if (baseCase == "nifti") // float: a threshold range with fractional bounds, rounded into float
     {
-      ok = FormatCase<float>("float.nii.gz", RandomVolume<float>(1, -1000, 1000, 0.6, 2),
-                             { "--lower", "0.5", "--upper", "600.25" }, "nrrd", Default,
-                             { "--lower", "0.5", "--upper", "600.25", "--connectivity", "26", "--sort",
-                                      "--min-size", "3", "--label-type", "uint32" },
-                             "mha", IOComponentEnum::UINT);
+      ok = FormatCase<float>("float.nii.gz",
+                             RandomVolume<float>(1, -1000, 1000, 0.6, 2),
+                             { "--lower", "0.5", "--upper", "600.25" },
+                             "nrrd",
+                             Default,
+                             { "--lower",
+                               "0.5",
+                               "--upper",
+                               "600.25",
+                               "--connectivity",
+                               "26",
+                               "--sort",
+                               "--min-size",
+                               "3",
+                               "--label-type",
+                               "uint32" },
+                             "mha",
+                             IOComponentEnum::UINT);
     }
     else if (baseCase == "nrrd") // unsigned short, non-zero rule, many small objects (uint16 labels)
     {
-      ok = FormatCase<unsigned short>("ushort.nrrd", RandomVolume<unsigned short>(2, 1, 4000, 0.35, 1), {},
-                                      "nii.gz", Default, { "--sort", "--keep", "10" }, "nrrd",
+      ok = FormatCase<unsigned short>("ushort.nrrd",
+                                      RandomVolume<unsigned short>(2, 1, 4000, 0.35, 1),
+                                      {},
+                                      "nii.gz",
+                                      Default,
+                                      { "--sort", "--keep", "10" },
+                                      "nrrd",
                                       IOComponentEnum::UCHAR);
     }
     else if (baseCase == "mha") // short: --min-physical-size, and a mask whose non-zero values include 256
     {
       using MaskImage = Image<unsigned short, 3>;
       const auto volume = RandomVolume<short>(3, -500, 1500, 0.5, 2);
-      auto mask = ccatest::MakeRandomImage<MaskImage>(volume->GetLargestPossibleRegion().GetSize(), 0.6, 8, 5,
-                                                      [](std::mt19937 &) { return 256; }); // 0 as unsigned char
+      auto       mask = ccatest::MakeRandomImage<MaskImage>(
+        volume->GetLargestPossibleRegion().GetSize(), 0.6, 8, 5, [](std::mt19937 &) {
+          return 256;
+        }); // 0 as unsigned char
       mask->CopyInformation(volume);
       auto binary = BinaryThresholdImageFilter<MaskImage, Binary3>::New(); // ITK's mask: 0 / 1
       binary->SetInput(mask);
       binary->SetLowerThreshold(256);
       binary->Update();
       WriteImage(mask, g_Folder + "/mask.nrrd");
-      ok = FormatCase<short>("short.mha", volume, { "--lower", "100", "--min-physical-size", "10" }, "mha",
+      ok = FormatCase<short>("short.mha",
+                             volume,
+                             { "--lower", "100", "--min-physical-size", "10" },
+                             "mha",
                              Default,
-                             { "--lower", "100", "--mask", g_Folder + "/mask.nrrd", "--feret", "--obb",
-                                      "--connectivity", "6", "--label-type", "uint16" },
-                             "nii.gz", IOComponentEnum::USHORT, binary->GetOutput());
+                             { "--lower",
+                               "100",
+                               "--mask",
+                               g_Folder + "/mask.nrrd",
+                               "--feret",
+                               "--obb",
+                               "--connectivity",
+                               "6",
+                               "--label-type",
+                               "uint16" },
+                             "nii.gz",
+                             IOComponentEnum::USHORT,
+                             binary->GetOutput());
     }
     else if (testCase == "dicom")
     {
@@ -528,8 +557,7 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
         Run({ ct, "--backend", "cpu", "--lower", "250", "--progress", "--quiet", "--output", g_Folder + "/p.nrrd" },
             "progress");
       ok = Expect(o, 0, "\rreading") && o.err.find("\rlabeling") != std::string::npos &&
-           o.err.find("\rwriting") != std::string::npos && o.err.find("100%\n") != std::string::npos &&
-           o.out.empty();
+           o.err.find("\rwriting") != std::string::npos && o.err.find("100%\n") != std::string::npos && o.out.empty();
     }
     else if (ErrorCase c; MakeErrorCase(testCase, ct, c))
     {

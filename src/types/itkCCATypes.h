@@ -229,7 +229,7 @@ struct Request
   /** Also accumulate the sums behind ITK's shape attributes (second moments, border counts). */
   bool computeShapeSums = false;
   /** Also count the perimeter intercepts (needs computeShapeSums). */
-  bool computePerimeter = false;
+  bool           computePerimeter = false;
   PostProcessing postProcessing;
   double         pixelVolume = 1; ///< the spacing's product, in dimension order (for minimumPhysicalSize)
   /** CUDA engine only (the benchmark's variants). */
@@ -245,12 +245,14 @@ struct Request
 /** The image's geometry, for the LabelMap (unused dimensions: start 0, spacing 1, identity direction). */
 struct Geometry
 {
-  unsigned                                                         dimension = 2;
-  std::array<std::int64_t, MaxDimension>                      start{ { 0, 0, 0 } };
-  std::array<std::uint64_t, MaxDimension>                     size{ { 1, 1, 1 } };
-  std::array<double, MaxDimension>                            origin{ { 0, 0, 0 } };
-  std::array<double, MaxDimension>                            spacing{ { 1, 1, 1 } };
-  std::array<std::array<double, MaxDimension>, MaxDimension> direction{ { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } } };
+  unsigned                                                   dimension = 2;
+  std::array<std::int64_t, MaxDimension>                     start{ { 0, 0, 0 } };
+  std::array<std::uint64_t, MaxDimension>                    size{ { 1, 1, 1 } };
+  std::array<double, MaxDimension>                           origin{ { 0, 0, 0 } };
+  std::array<double, MaxDimension>                           spacing{ { 1, 1, 1 } };
+  std::array<std::array<double, MaxDimension>, MaxDimension> direction{
+    { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } }
+  };
 };
 
 /** The optional attributes, with ShapeLabelMapFilter's defaults. */
@@ -264,26 +266,26 @@ struct ShapeOptions
 /** One component's ShapeLabelObject attributes, as ShapeLabelMapFilter computes them (physical space). */
 struct ShapeAttributes
 {
-  std::uint64_t                                 numberOfPixels = 0;
-  double                                        physicalSize = 0;
-  std::array<std::int64_t, MaxDimension>   boundingBoxIndex{ { 0, 0, 0 } };
-  std::array<std::uint64_t, MaxDimension>  boundingBoxSize{ { 0, 0, 0 } };
-  std::array<double, MaxDimension>         centroid{ { 0, 0, 0 } };
-  std::uint64_t                                 numberOfPixelsOnBorder = 0;
-  double                                        perimeterOnBorder = 0;
-  std::array<double, MaxDimension>         principalMoments{ { 0, 0, 0 } };
+  std::uint64_t                                              numberOfPixels = 0;
+  double                                                     physicalSize = 0;
+  std::array<std::int64_t, MaxDimension>                     boundingBoxIndex{ { 0, 0, 0 } };
+  std::array<std::uint64_t, MaxDimension>                    boundingBoxSize{ { 0, 0, 0 } };
+  std::array<double, MaxDimension>                           centroid{ { 0, 0, 0 } };
+  std::uint64_t                                              numberOfPixelsOnBorder = 0;
+  double                                                     perimeterOnBorder = 0;
+  std::array<double, MaxDimension>                           principalMoments{ { 0, 0, 0 } };
   std::array<std::array<double, MaxDimension>, MaxDimension> principalAxes{};
-  double                                        elongation = 0;
-  double                                        flatness = 0;
-  double                                        equivalentSphericalRadius = 0;
-  double                                        equivalentSphericalPerimeter = 0;
-  std::array<double, MaxDimension>         equivalentEllipsoidDiameter{ { 0, 0, 0 } };
-  double                                        perimeter = 0;              ///< with computePerimeter
-  double                                        roundness = 0;              ///< with computePerimeter
-  double                                        perimeterOnBorderRatio = 0; ///< with computePerimeter
-  double                                        feretDiameter = 0;          ///< with computeFeretDiameter
-  std::array<double, MaxDimension>         orientedBoundingBoxSize{ { 0, 0, 0 } };   ///< with computeOrientedBoundingBox
-  std::array<double, MaxDimension>         orientedBoundingBoxOrigin{ { 0, 0, 0 } }; ///< with computeOrientedBoundingBox
+  double                                                     elongation = 0;
+  double                                                     flatness = 0;
+  double                                                     equivalentSphericalRadius = 0;
+  double                                                     equivalentSphericalPerimeter = 0;
+  std::array<double, MaxDimension>                           equivalentEllipsoidDiameter{ { 0, 0, 0 } };
+  double                                                     perimeter = 0;              ///< with computePerimeter
+  double                                                     roundness = 0;              ///< with computePerimeter
+  double                                                     perimeterOnBorderRatio = 0; ///< with computePerimeter
+  double                                                     feretDiameter = 0;          ///< with computeFeretDiameter
+  std::array<double, MaxDimension> orientedBoundingBoxSize{ { 0, 0, 0 } };   ///< with computeOrientedBoundingBox
+  std::array<double, MaxDimension> orientedBoundingBoxOrigin{ { 0, 0, 0 } }; ///< with computeOrientedBoundingBox
 };
 
 /** The LabelMap's lines (the runs), grouped by component, each group in raster order: component k
@@ -292,9 +294,9 @@ struct Lines
 {
   template <typename T>
   using Column = std::vector<T, UninitializedAllocator<T>>;
-  Column<std::uint64_t>                               firstLine;
+  Column<std::uint64_t>                          firstLine;
   Column<std::array<std::int64_t, MaxDimension>> index;
-  Column<std::uint64_t>                               length;
+  Column<std::uint64_t>                          length;
 };
 
 /** Computes the ShapeLabelObject attributes of one component at a time, from the sums of the Analyze()
