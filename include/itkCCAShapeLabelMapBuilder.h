@@ -18,6 +18,7 @@
 #ifndef itkCCAShapeLabelMapBuilder_h
 #define itkCCAShapeLabelMapBuilder_h
 
+#include "CudaConnectedComponentAnalysisExport.h"
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 #include "itkLabelMap.h"
 #include "itkMultiThreaderBase.h"
@@ -44,104 +45,52 @@ namespace itk
  *
  * ITK 5.4 cannot unwind a label object's constructor that runs out of memory: ~LightObject then writes a
  * warning, which allocates, and std::terminate ends the process. With the reserve, the constructor's
- * allocation succeeds; the LabelMap builder sees Exhausted() after the object and throws std::bad_alloc
+ * allocation succeeds; the LabelMap builder sees IsExhausted() after the object and throws std::bad_alloc
  * from its own code, which the filter turns into an itk::MemoryAllocationError. The previous new-handler is
  * restored (and called once the reserve is spent) on destruction. The pieces stay allocated between builds
- * (untouched, so address space rather than resident memory): 64 allocations and frees of 1 MB took 2.3 ms
- * per build here, more than a small image's whole analysis; only pieces given out are allocated again.
+ * (untouched, so address space rather than resident memory). Compiled once, in the module's library
+ * (src/itkCCAShapeLabelMapBuild.cxx): one reserve and one handler per process.
  * \ingroup CudaConnectedComponentAnalysis
  */
-class CCAMemoryReserve
+class CudaConnectedComponentAnalysis_EXPORT CCAMemoryReserve
 {
 public:
-  CCAMemoryReserve()
-  {
-    // Builds of several filters at once share one reserve and one handler (the first installs them).
-    const std::lock_guard<std::mutex> lock(Mutex());
-    if (Users()++ == 0)
-    {
-      for (auto & piece : Pieces())
-      {
-        if (piece.load() == nullptr)
-        {
-          piece.store(std::malloc(PieceBytes));
-        }
-      }
-      Exhausted().store(false);
-      Previous() = std::set_new_handler(&Handler);
-    }
-  }
-  ~CCAMemoryReserve()
-  {
-    const std::lock_guard<std::mutex> lock(Mutex());
-    if (--Users() == 0)
-    {
-      std::set_new_handler(Previous());
-    }
-  }
+  CCAMemoryReserve();
+  ~CCAMemoryReserve();
   CCAMemoryReserve(const CCAMemoryReserve &) = delete;
   CCAMemoryReserve &
   operator=(const CCAMemoryReserve &) = delete;
 
   static bool
-  IsExhausted()
-  {
-    return Exhausted().load(std::memory_order_relaxed);
-  }
-
-private:
-  static constexpr std::size_t PieceBytes = std::size_t{ 1 } << 20;
-
-  static std::array<std::atomic<void *>, 64> &
-  Pieces()
-  {
-    static std::array<std::atomic<void *>, 64> pieces{};
-    return pieces;
-  }
-  static std::atomic<bool> &
-  Exhausted()
-  {
-    static std::atomic<bool> exhausted{ false };
-    return exhausted;
-  }
-  static std::mutex &
-  Mutex()
-  {
-    static std::mutex mutex;
-    return mutex;
-  }
-  static unsigned &
-  Users()
-  {
-    static unsigned users = 0;
-    return users;
-  }
-  static std::new_handler &
-  Previous()
-  {
-    static std::new_handler previous = nullptr;
-    return previous;
-  }
-  static void
-  Handler()
-  {
-    Exhausted().store(true);
-    for (auto & piece : Pieces())
-    {
-      if (void * memory = piece.exchange(nullptr))
-      {
-        std::free(memory);
-        return; // operator new tries again
-      }
-    }
-    if (Previous())
-    {
-      Previous()();
-      return;
-    }
-    throw std::bad_alloc();
-  }
+  IsExhausted();
 };
+
+namespace cca
+{
+/** What BuildLabelObjectsInBlocks() calls back: the parts that know the LabelMap's type. */
+struct LabelObjectBuildSteps
+{
+  /** A slice of components [first, last) begins: make room for its objects. */
+  std::function<void(std::size_t first, std::size_t last)> startSlice;
+  /** Builds the objects of components [first, last) (lines and attributes); on any work unit. */
+  std::function<void(std::size_t first, std::size_t last)> buildObjects;
+  /** Inserts the built objects of [first, last) into the map; one work unit, in label order. */
+  std::function<void(std::size_t first, std::size_t last)> insertObjects;
+  /** Runs unit(0 .. units - 1) on the filter's work units (ITK's MultiThreader). */
+  std::function<void(unsigned units, const std::function<void(unsigned)> & unit)> parallelize;
+  /** The build's progress, 0 to 1, from the calling thread. */
+  std::function<void(float)> progress;
+  /** Called once, before the first object enters the map (while objects are already being built). */
+  std::function<void()> beforeFirstInsertion;
+};
+
+/** The LabelMap's objects for `numComponents` components, built in parallel in blocks taken in label order
+ * while one work unit inserts the finished blocks into the map in that order: the map's insertion is the
+ * one serial step, and it runs at the same time as the rest. Under a CCAMemoryReserve. The first exception of
+ * a step is rethrown once the work units have stopped. Compiled (src/itkCCAShapeLabelMapBuild.cxx). */
+CudaConnectedComponentAnalysis_EXPORT void
+BuildLabelObjectsInBlocks(std::size_t numComponents, unsigned numberOfWorkUnits, const LabelObjectBuildSteps & steps);
+} // namespace cca
 
 /** \class CCAShapeLabelMapBuilder
  * \brief Fills the LabelMap of CudaConnectedComponentAnalysisImageFilter: one label object per component,
@@ -164,14 +113,11 @@ public:
 
   /** Fills `labelMap` (whose geometry is already the image's, and which is empty) with one object per
    * component on `threader`'s work units, reporting to `progress`; `labelOf(k)` is the label of the k-th
-   * component.
-   *
-   * The objects (lines and attributes) are built in parallel, in blocks taken in label order, while one
-   * work unit inserts the finished blocks into the map in that order: the map's insertion is the one
-   * serial step, and it runs at the same time as the rest. Without a table of every component's
-   * attributes: each object's are computed as it is built. `beforeFirstInsertion` (if any) is called once,
-   * before the first object enters the map, while objects are already being built: the filter waits there
-   * for the previous update's map to be emptied. */
+   * component. The schedule (parallel blocks, insertion in label order beside them) is the compiled
+   * cca::BuildLabelObjectsInBlocks(); this part makes and inserts the objects of the LabelMap's type. Without
+   * a table of every component's attributes: each object's are computed as it is built.
+   * `beforeFirstInsertion` (if any) is called once, before the first object enters the map: the filter waits
+   * there for the previous update's map to be emptied. */
   template <typename TLabelOf>
   static void
   Build(LabelMapType * labelMap, const EngineType::Lines & lines,
@@ -180,131 +126,38 @@ public:
         const std::function<void()> & beforeFirstInsertion = {})
   {
     const std::size_t numComponents = lines.firstLine.empty() ? 0 : lines.firstLine.size() - 1;
-    const unsigned    units = std::max(1u, threader->GetNumberOfWorkUnits());
-    // Slices only to report progress from the calling thread between them; few objects take one slice,
-    // and one work unit where a parallel loop would cost more than it saves.
-    constexpr std::size_t  blockSize = 512;
-    const std::size_t      numSlices = std::min<std::size_t>(16, 1 + numComponents / (1u << 16));
-    const unsigned         workUnits = numComponents < 4 * blockSize ? 1u : units;
-    const CCAMemoryReserve reserve;
-    const bool             factoryless = numComponents > 0 && !HasFactoryOverride();
-    std::vector<typename LabelObjectType::Pointer> objects;
-    bool                                           inserting = false;
-    for (std::size_t slice = 0; slice < numSlices; ++slice)
-    {
-      const std::size_t first = numComponents * slice / numSlices;
-      const std::size_t last = numComponents * (slice + 1) / numSlices;
-      const std::size_t numBlocks = (last - first + blockSize - 1) / blockSize;
+    const bool        factoryless = numComponents > 0 && !HasFactoryOverride();
+    std::vector<typename LabelObjectType::Pointer> objects; // the slice's, by component - sliceFirst
+    std::size_t                                    sliceFirst = 0;
+    cca::LabelObjectBuildSteps                     steps;
+    steps.startSlice = [&](std::size_t first, std::size_t last) {
+      sliceFirst = first;
       objects.resize(last - first);
-      std::unique_ptr<std::atomic<bool>[]> done(new std::atomic<bool>[numBlocks]);
-      for (std::size_t b = 0; b < numBlocks; ++b)
+    };
+    steps.buildObjects = [&](std::size_t first, std::size_t last) {
+      EngineType::ShapeAttributes attributes;
+      for (std::size_t k = first; k < last; ++k)
       {
-        done[b].store(false, std::memory_order_relaxed);
+        objects[k - sliceFirst] = MakeObject(k, lines, calculator, options, labelOf, factoryless, attributes);
       }
-      std::atomic<std::size_t> nextBlock{ 0 };
-      std::atomic<bool>        failed{ false };
-      std::exception_ptr       error;
-      std::mutex               errorMutex;
-      auto                     fail = [&]() {
-        const std::lock_guard<std::mutex> lock(errorMutex);
-        if (!error)
-        {
-          error = std::current_exception();
-        }
-        failed.store(true);
-      };
-      auto buildBlock = [&](std::size_t b) {
-        try
-        {
-          EngineType::ShapeAttributes attributes;
-          const std::size_t           end = std::min(last, first + (b + 1) * blockSize);
-          for (std::size_t k = first + b * blockSize; k < end && !failed.load(std::memory_order_relaxed); ++k)
-          {
-            objects[k - first] = MakeObject(k, lines, calculator, options, labelOf, factoryless, attributes);
-          }
-        }
-        catch (...)
-        {
-          fail();
-        }
-        done[b].store(true, std::memory_order_release);
-      };
-      auto buildBlocks = [&]() {
-        for (std::size_t b = nextBlock++; b < numBlocks; b = nextBlock++)
-        {
-          buildBlock(b);
-        }
-      };
-      auto insertBlocks = [&]() {
-        try
-        {
-          for (std::size_t b = 0; b < numBlocks && !failed.load(); ++b)
-          {
-            // While block b is being built elsewhere, build the next free one rather than wait.
-            while (!done[b].load(std::memory_order_acquire))
-            {
-              const std::size_t mine = nextBlock++;
-              if (mine < numBlocks)
-              {
-                buildBlock(mine);
-              }
-              else
-              {
-                std::this_thread::yield();
-              }
-            }
-            if (!inserting)
-            {
-              inserting = true;
-              if (beforeFirstInsertion)
-              {
-                beforeFirstInsertion();
-              }
-            }
-            const std::size_t end = std::min(last, first + (b + 1) * blockSize);
-            for (std::size_t k = first + b * blockSize; k < end && !failed.load(std::memory_order_relaxed); ++k)
-            {
-              labelMap->AddLabelObject(objects[k - first]);
-              objects[k - first] = nullptr;
-            }
-          }
-        }
-        catch (...)
-        {
-          fail();
-        }
-      };
-      if (workUnits == 1)
+    };
+    steps.insertObjects = [&](std::size_t first, std::size_t last) {
+      for (std::size_t k = first; k < last; ++k)
       {
-        buildBlocks();
-        insertBlocks();
+        labelMap->AddLabelObject(objects[k - sliceFirst]);
+        objects[k - sliceFirst] = nullptr;
       }
-      else
-      {
-        threader->ParallelizeArray(
-          0,
-          workUnits,
-          [&](SizeValueType unit) {
-            if (unit == 0)
-            {
-              insertBlocks();
-            }
-            else
-            {
-              buildBlocks();
-            }
-          },
-          nullptr);
-      }
-      if (error)
-      {
-        std::rethrow_exception(error);
-      }
-      if (progress)
-      {
-        progress->UpdateProgress(static_cast<float>(slice + 1) / numSlices);
-      }
+    };
+    steps.parallelize = [threader](unsigned units, const std::function<void(unsigned)> & unit) {
+      threader->ParallelizeArray(
+        0, units, [&unit](SizeValueType u) { unit(static_cast<unsigned>(u)); }, nullptr);
+    };
+    if (progress)
+    {
+      steps.progress = [progress](float fraction) { progress->UpdateProgress(fraction); };
     }
+    steps.beforeFirstInsertion = beforeFirstInsertion;
+    cca::BuildLabelObjectsInBlocks(numComponents, threader->GetNumberOfWorkUnits(), steps);
   }
 
   /** Empties `labelMap`, the objects' destruction (their lines) spread over `numberOfThreads` threads of its

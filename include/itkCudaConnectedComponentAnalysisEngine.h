@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,6 +119,12 @@ public:
   IsCudaEngineCompiled();
   static int
   GetCudaDeviceCount(std::string * reason = nullptr);
+
+  /** Runs `beside` on a thread of its own while `main` runs on this one (or, with no thread to be had, first),
+   * and returns when both have. The first exception of `main` is rethrown, else `beside`'s: the filter writes
+   * its label image beside the LabelMap's build, which needs nothing from it. */
+  static void
+  RunBeside(const std::function<void()> & beside, const std::function<void()> & main);
 
 private:
   struct Internals;

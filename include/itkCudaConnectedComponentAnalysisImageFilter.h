@@ -26,6 +26,7 @@
 #include "itkImageToImageFilter.h"
 #include "vnl/vnl_matrix.h"
 
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <type_traits>
@@ -383,6 +384,11 @@ private:
   EngineType::Request
   MakeRequest(const RegionType & region) const;
 
+  /** Sets the LabelMap's region and background, and starts emptying the previous update's objects on a thread
+   * of its own (itkCudaConnectedComponentAnalysisImageFilterLabelMap.hxx, as every LabelMap stage). */
+  void
+  PrepareLabelMap();
+
   /** Returns once the previous update's LabelMap objects, freed on their own thread, are gone. */
   void
   WaitForLabelMapCleared();
@@ -394,6 +400,33 @@ private:
   /** The image's geometry for the LabelMap's lines and attributes. */
   EngineType::Geometry
   MakeGeometry(const RegionType & region) const;
+
+  // GenerateData()'s stages, in order.
+  /** What to analyze: the image, the sums the outputs need, the post-processing. */
+  EngineType::Request
+  PrepareRequest(const RegionType & region);
+  /** Labels and measures on the engine; returns the number of (kept) components. */
+  std::uint64_t
+  AnalyzeRequest(const EngineType::Request & request);
+  /** Every output asked for, from the analysis: the one place where output kinds are produced. */
+  void
+  ProduceOutputs(const RegionType & region, std::uint64_t count);
+  /** Output 0: the label image, written by the engine in the output pixel type. */
+  void
+  ProduceLabelImage();
+  /** The output named "LabelMap": one ShapeLabelObject per component. */
+  void
+  ProduceLabelMap(const RegionType & region);
+  /** The counts, the backend and the feature table the filter keeps. */
+  void
+  StoreResults(const RegionType & region, std::uint64_t count);
+
+  using Clock = std::chrono::steady_clock;
+  static double
+  SecondsSince(Clock::time_point start)
+  {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  }
 
   void
   StoreFeatures(const RegionType & region);

@@ -19,10 +19,8 @@
 #define itkCudaConnectedComponentAnalysisImageFilter_hxx
 
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
-#include "itkCCAShapeLabelMapBuilder.h"
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
-#include "itkProgressTransformer.h"
 
 #include <algorithm>
 #include <chrono>
@@ -74,31 +72,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     output->SetBufferedRegion(RegionType());
     output->Initialize();
   }
-  LabelMapType * labelMap = this->GetLabelMap();
-  labelMap->SetBufferedRegion(labelMap->GetRequestedRegion());
-  labelMap->SetBackgroundValue(m_BackgroundValue);
-  // The previous update's objects (millions, each with its lines) are freed on their own thread while the
-  // analysis runs; GenerateData() waits for it before the first new object enters the map
-  // (WaitForLabelMapCleared()). Nothing else touches the LabelMap until then.
-  this->WaitForLabelMapCleared();
-  if (labelMap->GetNumberOfLabelObjects() > 0)
-  {
-    // A few threads (at most a quarter of the work units): the rest serve the analysis meanwhile.
-    const unsigned threads = std::min(4u, std::max(1u, this->GetNumberOfWorkUnits() / 4));
-    auto           clear = [this, labelMap, threads]() {
-      const auto start = std::chrono::steady_clock::now();
-      CCAShapeLabelMapBuilder<LabelMapType>::Clear(labelMap, threads); // noexcept
-      m_TimeSplit.ClearLabelMap = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    try
-    {
-      m_LabelMapClearer = std::thread(clear);
-    }
-    catch (const std::system_error &)
-    {
-      clear(); // no thread to be had: here, first
-    }
-  }
+  this->PrepareLabelMap();
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -226,10 +200,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   m_ComponentFeatures.clear();
   m_BackendUsed = BackendEnum::Automatic;
   m_BackendDescription.clear();
-
   m_TimeSplit = TimeSplit();
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
 
   const RegionType region = this->GetOutput()->GetRequestedRegion();
   if (region.GetNumberOfPixels() == 0)
@@ -243,159 +214,16 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     Self * filter;
     ~ClearedOnExit() { filter->WaitForLabelMapCleared(); }
   } clearedOnExit{ this };
-  OutputImageType *   output = this->GetOutput();
-  EngineType::Request request = this->MakeRequest(region);
-  request.computeShapeSums = m_GenerateLabelMap;
-  request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
-  request.postProcessing.minimumObjectSize = m_MinimumObjectSize;
-  request.postProcessing.minimumPhysicalSize = m_MinimumPhysicalSize;
-  request.postProcessing.numberOfObjectsToKeep = m_NumberOfObjectsToKeep;
-  request.postProcessing.sortByObjectSize = m_SortByObjectSize;
-  request.pixelVolume = 1.0; // as ShapeLabelMapFilter's sizePerPixel: the spacing's product in dimension order
-  for (unsigned int d = 0; d < ImageDimension; ++d)
-  {
-    request.pixelVolume *= this->GetInput()->GetSpacing()[d];
-  }
-  if (m_GenerateLabelMap && !EngineType::CanMeasureMoments(request.size))
-  {
-    itkExceptionMacro(<< "The image " << region.GetSize()
-                      << " is too long for the LabelMap's 128-bit moment sums; use GenerateLabelMapOff()");
-  }
-
-  m_SkippedLabel = m_BackgroundValue >= OutputPixelType{} ? static_cast<std::uint64_t>(m_BackgroundValue)
-                                                          : std::numeric_limits<std::uint64_t>::max();
-  // Work units as ITK's filters take them: the CPU engine's blocks of rows and the LabelMap's parallel loops.
-  // Threads as ITK's multithreader starts them: at most its maximum (ITK's pool cuts the work into several
-  // work units per thread; as many threads as work units would oversubscribe the cores).
-  MultiThreaderBase * threader = this->GetMultiThreader();
-  threader->SetNumberOfWorkUnits(this->GetNumberOfWorkUnits());
-  const unsigned numberOfThreads =
-    std::max(1u, std::min<unsigned>(this->GetNumberOfWorkUnits(), threader->GetMaximumNumberOfThreads()));
   // Progress over the whole update: the engine, then the label image or the LabelMap's lines and objects.
   this->UpdateProgress(0.0f);
   try
   {
-    auto                t0 = Clock::now();
-    const std::uint64_t count =
-      m_Engine.Analyze(request, m_Backend, m_DeviceId, numberOfThreads, this->GetNumberOfWorkUnits());
-    m_TimeSplit.Analyze = seconds(t0);
-    this->UpdateProgress(m_GenerateLabelMap ? 0.3f : 0.4f);
-    this->ThrowIfAborted();
-
-    if (count > static_cast<std::uint64_t>(NumericTraits<OutputPixelType>::max()))
-    {
-      itkExceptionMacro(<< "Number of objects (" << count << ") greater than maximum of output pixel type ("
-                        << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(
-                             NumericTraits<OutputPixelType>::max())
-                        << ").");
-    }
-
-    std::uint64_t backgroundBits = 0;
-    std::memcpy(&backgroundBits, &m_BackgroundValue, sizeof(OutputPixelType));
-    auto writeLabels = [this, output, backgroundBits]() {
-      const auto start = Clock::now();
-      m_Engine.WriteLabels(
-        output->GetBufferPointer(), cca::ScalarKindOf<OutputPixelType>(), backgroundBits, m_SkippedLabel);
-      m_TimeSplit.WriteLabels = std::chrono::duration<double>(Clock::now() - start).count();
-    };
-    if (!m_GenerateLabelMap)
-    {
-      if (m_GenerateLabelImage)
-      {
-        writeLabels();
-      }
-      this->UpdateProgress(1.0f);
-    }
-    else
-    {
-      t0 = Clock::now();
-      const EngineType::Geometry geometry = this->MakeGeometry(region);
-      EngineType::Lines          lines;
-      m_Engine.ComputeLines(geometry, lines);
-      m_TimeSplit.ExportRuns = seconds(t0);
-      this->UpdateProgress(0.4f);
-      this->ThrowIfAborted();
-
-      // The label image (on the GPU: written there, then copied back) is written on its own thread while
-      // the LabelMap is built: the two need nothing from each other.
-      std::exception_ptr writeError;
-      std::thread        writer;
-      if (m_GenerateLabelImage)
-      {
-        auto write = [&writeLabels, &writeError]() {
-          try
-          {
-            writeLabels();
-          }
-          catch (...)
-          {
-            writeError = std::current_exception();
-          }
-        };
-        try
-        {
-          writer = std::thread(write);
-        }
-        catch (const std::system_error &)
-        {
-          write(); // no thread to be had: before the LabelMap instead of beside it
-        }
-      }
-      const auto joinWriter = [&writer]() {
-        if (writer.joinable())
-        {
-          writer.join();
-        }
-      };
-      try
-      {
-        t0 = Clock::now();
-        EngineType::ShapeOptions options;
-        options.computePerimeter = m_ComputePerimeter;
-        options.computeFeretDiameter = m_ComputeFeretDiameter;
-        options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
-        const auto          calculator = m_Engine.MakeShapeAttributeCalculator(geometry, options, lines);
-        ProgressTransformer objectsProgress(0.4f, 1.0f, this);
-        CCAShapeLabelMapBuilder<LabelMapType>::Build(
-          this->GetLabelMap(),
-          lines,
-          *calculator,
-          options,
-          [this](std::uint64_t k) { return this->LabelOf(k); },
-          threader,
-          objectsProgress.GetProcessObject(),
-          [this]() { this->WaitForLabelMapCleared(); });
-        m_TimeSplit.BuildLabelMap = seconds(t0);
-      }
-      catch (const std::bad_alloc &)
-      {
-        joinWriter();
-        this->WaitForLabelMapCleared();
-        this->GetLabelMap()->ClearLabels();
-        throw EngineType::MemoryError("out of host memory while building the LabelMap's " + std::to_string(count) +
-                                      " objects");
-      }
-      catch (...)
-      {
-        joinWriter();
-        throw;
-      }
-      joinWriter();
-      if (writeError)
-      {
-        // The update failed: its LabelMap must not stay behind as if it had not.
-        this->WaitForLabelMapCleared();
-        this->GetLabelMap()->ClearLabels();
-        std::rethrow_exception(writeError);
-      }
-      this->UpdateProgress(1.0f);
-    }
-
-    m_ObjectCount = static_cast<LabelType>(count);
-    m_OriginalObjectCount = static_cast<SizeValueType>(m_Engine.GetOriginalComponentCount());
-    m_BackendUsed = m_Engine.GetBackendUsed();
-    m_BackendDescription = m_Engine.GetDescription();
-    this->StoreFeatures(region);
+    // The stages: what to analyze, the analysis (labels and sums, on the engine), every output asked for,
+    // then the results the filter keeps (counts, backend, the feature table).
+    const EngineType::Request request = this->PrepareRequest(region);
+    const std::uint64_t       count = this->AnalyzeRequest(request);
+    this->ProduceOutputs(region, count);
+    this->StoreResults(region, count);
   }
   catch (const std::bad_alloc &)
   {
@@ -422,21 +250,134 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
-                                          TOutputLabelMap>::~CudaConnectedComponentAnalysisImageFilter()
+auto
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::PrepareRequest(
+  const RegionType & region) -> EngineType::Request
 {
-  this->WaitForLabelMapCleared();
+  EngineType::Request request = this->MakeRequest(region);
+  request.computeShapeSums = m_GenerateLabelMap;
+  request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
+  request.postProcessing.minimumObjectSize = m_MinimumObjectSize;
+  request.postProcessing.minimumPhysicalSize = m_MinimumPhysicalSize;
+  request.postProcessing.numberOfObjectsToKeep = m_NumberOfObjectsToKeep;
+  request.postProcessing.sortByObjectSize = m_SortByObjectSize;
+  request.pixelVolume = 1.0; // as ShapeLabelMapFilter's sizePerPixel: the spacing's product in dimension order
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    request.pixelVolume *= this->GetInput()->GetSpacing()[d];
+  }
+  if (m_GenerateLabelMap && !EngineType::CanMeasureMoments(request.size))
+  {
+    itkExceptionMacro(<< "The image " << region.GetSize()
+                      << " is too long for the LabelMap's 128-bit moment sums; use GenerateLabelMapOff()");
+  }
+  m_SkippedLabel = m_BackgroundValue >= OutputPixelType{} ? static_cast<std::uint64_t>(m_BackgroundValue)
+                                                          : std::numeric_limits<std::uint64_t>::max();
+  return request;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+std::uint64_t
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::AnalyzeRequest(
+  const EngineType::Request & request)
+{
+  // Work units as ITK's filters take them: the CPU engine's blocks of rows and the LabelMap's parallel loops.
+  // Threads as ITK's multithreader starts them: at most its maximum (ITK's pool cuts the work into several
+  // work units per thread; as many threads as work units would oversubscribe the cores).
+  MultiThreaderBase * threader = this->GetMultiThreader();
+  threader->SetNumberOfWorkUnits(this->GetNumberOfWorkUnits());
+  const unsigned numberOfThreads =
+    std::max(1u, std::min<unsigned>(this->GetNumberOfWorkUnits(), threader->GetMaximumNumberOfThreads()));
+  const auto          start = Clock::now();
+  const std::uint64_t count =
+    m_Engine.Analyze(request, m_Backend, m_DeviceId, numberOfThreads, this->GetNumberOfWorkUnits());
+  m_TimeSplit.Analyze = SecondsSince(start);
+  this->UpdateProgress(m_GenerateLabelMap ? 0.3f : 0.4f);
+  this->ThrowIfAborted();
+  if (count > static_cast<std::uint64_t>(NumericTraits<OutputPixelType>::max()))
+  {
+    itkExceptionMacro(<< "Number of objects (" << count << ") greater than maximum of output pixel type ("
+                      << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(
+                           NumericTraits<OutputPixelType>::max())
+                      << ").");
+  }
+  return count;
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
-                                          TOutputLabelMap>::WaitForLabelMapCleared()
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::ProduceOutputs(
+  const RegionType & region, std::uint64_t count)
 {
-  if (m_LabelMapClearer.joinable())
+  // The one place where the outputs are produced from the analysis. A new output kind (a table, statistics,
+  // class values) gets a Generate<Kind> flag, a Produce<Kind>() stage and a line here (docs/ARCHITECTURE.md).
+  if (!m_GenerateLabelMap)
   {
-    m_LabelMapClearer.join();
+    if (m_GenerateLabelImage)
+    {
+      this->ProduceLabelImage();
+    }
+    this->UpdateProgress(1.0f);
+    return;
   }
+  // The label image (on the GPU: written there, then copied back) is written on its own thread while the
+  // LabelMap is built: the two need nothing from each other. A failed update leaves no LabelMap behind.
+  try
+  {
+    EngineType::RunBeside(
+      [this]() {
+        if (m_GenerateLabelImage)
+        {
+          this->ProduceLabelImage();
+        }
+      },
+      [this, &region]() { this->ProduceLabelMap(region); });
+  }
+  catch (const std::bad_alloc &)
+  {
+    this->WaitForLabelMapCleared();
+    this->GetLabelMap()->ClearLabels();
+    throw EngineType::MemoryError("out of host memory while building the LabelMap's " + std::to_string(count) +
+                                  " objects");
+  }
+  catch (...)
+  {
+    this->WaitForLabelMapCleared();
+    this->GetLabelMap()->ClearLabels();
+    throw;
+  }
+  this->UpdateProgress(1.0f);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::ProduceLabelImage()
+{
+  const auto    start = Clock::now();
+  std::uint64_t backgroundBits = 0;
+  std::memcpy(&backgroundBits, &m_BackgroundValue, sizeof(OutputPixelType));
+  m_Engine.WriteLabels(
+    this->GetOutput()->GetBufferPointer(), cca::ScalarKindOf<OutputPixelType>(), backgroundBits, m_SkippedLabel);
+  m_TimeSplit.WriteLabels = SecondsSince(start);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::StoreResults(
+  const RegionType & region, std::uint64_t count)
+{
+  m_ObjectCount = static_cast<LabelType>(count);
+  m_OriginalObjectCount = static_cast<SizeValueType>(m_Engine.GetOriginalComponentCount());
+  m_BackendUsed = m_Engine.GetBackendUsed();
+  m_BackendDescription = m_Engine.GetDescription();
+  this->StoreFeatures(region);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::~CudaConnectedComponentAnalysisImageFilter()
+{
+  this->WaitForLabelMapCleared();
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -450,28 +391,6 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     aborted.SetLocation(ITK_LOCATION);
     throw aborted;
   }
-}
-
-template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
-auto
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::MakeGeometry(
-  const RegionType & region) const -> EngineType::Geometry
-{
-  const OutputImageType * output = this->GetOutput();
-  EngineType::Geometry    geometry;
-  geometry.dimension = ImageDimension;
-  for (unsigned int i = 0; i < ImageDimension; ++i)
-  {
-    geometry.start[i] = region.GetIndex(i);
-    geometry.size[i] = region.GetSize(i);
-    geometry.origin[i] = output->GetOrigin()[i];
-    geometry.spacing[i] = output->GetSpacing()[i];
-    for (unsigned int j = 0; j < ImageDimension; ++j)
-    {
-      geometry.direction[i][j] = output->GetDirection()[i][j];
-    }
-  }
-  return geometry;
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -581,5 +500,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 }
 
 } // namespace itk
+
+#include "itkCudaConnectedComponentAnalysisImageFilterLabelMap.hxx"
 
 #endif

@@ -29,6 +29,8 @@
 #include "itkOutputWindow.h"
 
 #include <algorithm>
+#include <exception>
+#include <system_error>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -414,6 +416,52 @@ int
 CudaConnectedComponentAnalysisEngine::GetCudaDeviceCount(std::string * reason)
 {
   return cca::GetCudaDeviceCount(reason);
+}
+
+void
+CudaConnectedComponentAnalysisEngine::RunBeside(const std::function<void()> & beside,
+                                                const std::function<void()> & main)
+{
+  std::exception_ptr besideError;
+  auto               runBeside = [&beside, &besideError]() {
+    try
+    {
+      beside();
+    }
+    catch (...)
+    {
+      besideError = std::current_exception();
+    }
+  };
+  std::thread thread;
+  try
+  {
+    thread = std::thread(runBeside);
+  }
+  catch (const std::system_error &)
+  {
+    runBeside(); // no thread to be had: before `main` instead of beside it
+  }
+  try
+  {
+    main();
+  }
+  catch (...)
+  {
+    if (thread.joinable())
+    {
+      thread.join();
+    }
+    throw;
+  }
+  if (thread.joinable())
+  {
+    thread.join();
+  }
+  if (besideError)
+  {
+    std::rethrow_exception(besideError);
+  }
 }
 
 } // namespace itk
