@@ -89,19 +89,26 @@ public:
   LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool shapeSums, bool perimeter) = 0;
 };
 
-/** The registry (itkCCAFeatureVariants.cu): the variant of `algorithm`. */
+/** The registry (itkCCAFeatureVariants.cu): the variant of `algorithm`; Error for a research variant that
+ * was not registered. */
 std::unique_ptr<FeatureVariant>
 CreateFeatureVariant(FeatureAlgorithm algorithm);
+
+using FeatureVariantFactory = std::unique_ptr<FeatureVariant> (*)();
+/** Makes `algorithm`'s variant available: the research library (RegisterResearchFeatureVariants(),
+ * cuda/itkCCAResearchVariants.cu) registers its variants here; the module's library has FLSL+CD only. */
+void
+RegisterFeatureVariant(FeatureAlgorithm algorithm, FeatureVariantFactory factory);
 
 // One factory per variant file.
 std::unique_ptr<FeatureVariant>
 CreateConflictDetectionVariant();
 std::unique_ptr<FeatureVariant>
-CreateOnTheFlyMergeVariant();
+CreateOnTheFlyMergeVariant(); // research library
 std::unique_ptr<FeatureVariant>
-CreateRunAtomicsVariant();
+CreateRunAtomicsVariant(); // research library
 std::unique_ptr<FeatureVariant>
-CreatePixelAtomicsVariant();
+CreatePixelAtomicsVariant(); // research library
 
 // Stages the variants share, launched from itkCCACudaStages.cu (which owns their kernels).
 /** The plain merge: MergeRunsKernel with the lock-free union. */

@@ -16,9 +16,14 @@
  *
  *=========================================================================*/
 // The registry of the CUDA engine's feature variants: the one place that maps FeatureAlgorithm to a
-// variant (as YACCLAB registers its algorithms). A new variant gets a file of its own and a line here.
+// variant (as YACCLAB registers its algorithms). The module's library holds FLSL+CD, the default; the
+// paper's other variants live in the research library (CudaConnectedComponentAnalysisResearch), which the
+// benchmark and the GPU tests link and register (RegisterResearchFeatureVariants()).
 
 #include "itkCCAFeatureVariant.cuh"
+
+#include <array>
+#include <mutex>
 
 namespace itk
 {
@@ -26,22 +31,58 @@ namespace cca
 {
 namespace cuda
 {
+namespace
+{
+constexpr std::size_t NumberOfAlgorithms = 4;
+
+std::mutex &
+RegistryMutex()
+{
+  static std::mutex mutex;
+  return mutex;
+}
+
+std::array<FeatureVariantFactory, NumberOfAlgorithms> &
+Registry()
+{
+  static std::array<FeatureVariantFactory, NumberOfAlgorithms> registry{};
+  return registry;
+}
+} // namespace
+
+void
+RegisterFeatureVariant(FeatureAlgorithm algorithm, FeatureVariantFactory factory)
+{
+  const auto index = static_cast<std::size_t>(algorithm);
+  if (index >= NumberOfAlgorithms)
+  {
+    throw Error("unknown feature algorithm");
+  }
+  const std::lock_guard<std::mutex> lock(RegistryMutex());
+  Registry()[index] = factory;
+}
 
 std::unique_ptr<FeatureVariant>
 CreateFeatureVariant(FeatureAlgorithm algorithm)
 {
-  switch (algorithm)
+  if (algorithm == FeatureAlgorithm::ConflictDetection)
   {
-    case FeatureAlgorithm::ConflictDetection:
-      return CreateConflictDetectionVariant();
-    case FeatureAlgorithm::OnTheFlyMerge:
-      return CreateOnTheFlyMergeVariant();
-    case FeatureAlgorithm::RunAtomics:
-      return CreateRunAtomicsVariant();
-    case FeatureAlgorithm::PixelAtomics:
-      return CreatePixelAtomicsVariant();
+    return CreateConflictDetectionVariant();
   }
-  throw Error("unknown feature algorithm");
+  const auto            index = static_cast<std::size_t>(algorithm);
+  FeatureVariantFactory factory = nullptr;
+  if (index < NumberOfAlgorithms)
+  {
+    const std::lock_guard<std::mutex> lock(RegistryMutex());
+    factory = Registry()[index];
+  }
+  if (!factory)
+  {
+    throw Error(std::string("the feature algorithm ") + FeatureAlgorithmName(algorithm) +
+                " is a research variant: link CudaConnectedComponentAnalysisResearch and call "
+                "cca::RegisterResearchFeatureVariants()");
+  }
+  return factory();
 }
 
 } // namespace cuda

@@ -171,6 +171,7 @@ main(int argc, char * argv[])
 int
 Benchmark(int argc, char * argv[])
 {
+  itk::cca::RegisterResearchFeatureVariants(); // mode a's variants (the research library)
   Options            opt;
   std::ostringstream command;
   for (int i = 0; i < argc; ++i)

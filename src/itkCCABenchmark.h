@@ -15,6 +15,9 @@
  *  limitations under the License.
  *
  *=========================================================================*/
+// The research library (CudaConnectedComponentAnalysisResearch: the benchmark and the GPU tests link it,
+// the module's library does not): the paper's feature variants and the device-resident timings.
+//
 // Device-resident timing of the CUDA engine, for examples/CudaConnectedComponentAnalysisBenchmark:
 // the image is uploaded once, then each run is timed with CUDA events around the on-device work
 // only (the paper's method). ITK-free; throws Unavailable in a build without CUDA.
@@ -36,7 +39,7 @@ struct DeviceResidentTimings
   std::vector<double> featuresAndLabelsMs; ///< the same plus the label image written on the device
 };
 
-CudaConnectedComponentAnalysis_EXPORT DeviceResidentTimings
+DeviceResidentTimings
 BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmupRuns, int timedRuns);
 
 /** Host<->device copy rates in GB/s (10^9 bytes/s), best of the timed runs, each measured on its own:
@@ -55,8 +58,14 @@ struct TransferRates
   double        stagedToHost = 0;
 };
 
-CudaConnectedComponentAnalysis_EXPORT TransferRates
+TransferRates
 BenchmarkCudaTransfers(int deviceId, std::uint64_t bytes, int timedRuns);
+
+/** Makes the CUDA engine's research feature variants (FLSL+OTF, FLSL, naive: Lemaitre et al. 2021, Table 1)
+ * available to Request::featureAlgorithm; the library itself has only FLSL+CD. Idempotent; a no-op without
+ * CUDA. */
+void
+RegisterResearchFeatureVariants();
 
 } // namespace cca
 } // namespace itk

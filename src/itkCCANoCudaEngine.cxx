@@ -48,23 +48,3 @@ CreateCudaEngine(int)
 
 } // namespace cca
 } // namespace itk
-
-#include "itkCCABenchmark.h"
-
-namespace itk
-{
-namespace cca
-{
-DeviceResidentTimings
-BenchmarkCudaDeviceResident(const Request &, int, int, int)
-{
-  throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
-}
-
-TransferRates
-BenchmarkCudaTransfers(int, std::uint64_t, int)
-{
-  throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
-}
-} // namespace cca
-} // namespace itk

@@ -21,6 +21,11 @@
 #define itkCCAToolTestUtilities_h
 
 #include "itkCCATestUtilities.h"
+#include "itkImageAlgorithm.h"
+#include "itkImageFileWriter.h"
+#include "itkImageIOFactory.h"
+#include "itkMetaDataObject.h"
+#include "itksys/SystemTools.hxx"
 
 #include <cstdlib>
 #include <fstream>
@@ -112,6 +117,47 @@ Expect(const Outcome & o, int code, const std::string & inStderr)
     return false;
   }
   return true;
+}
+
+/** `volume` as a DICOM series in `folder` (made anew): one single-slice 3D file per z, slice<z>.dcm, all
+ * through one ImageIO, which gives them the same Study and Series UIDs (and each its position from the
+ * slice's origin); slice `skip` is left out. Returns the files written. */
+inline std::vector<std::string>
+WriteDicomSeries(const Image<short, 3> * volume, const std::string & folder, int skip = -1)
+{
+  using ShortImage = Image<short, 3>;
+  itksys::SystemTools::RemoveADirectory(folder);
+  itksys::SystemTools::MakeDirectory(folder);
+  auto                     io = ImageIOFactory::CreateImageIO((folder + "/x.dcm").c_str(), IOFileModeEnum::WriteMode);
+  std::vector<std::string> files;
+  for (unsigned int z = 0; z < volume->GetLargestPossibleRegion().GetSize(2); ++z)
+  {
+    if (static_cast<int>(z) == skip)
+    {
+      continue;
+    }
+    ShortImage::RegionType region = volume->GetLargestPossibleRegion();
+    region.SetIndex(2, z);
+    region.SetSize(2, 1);
+    auto slice = ShortImage::New();
+    slice->SetRegions(ShortImage::RegionType(region.GetSize()));
+    slice->Allocate();
+    ShortImage::PointType origin;
+    volume->TransformIndexToPhysicalPoint(region.GetIndex(), origin);
+    slice->SetOrigin(origin);
+    slice->SetSpacing(volume->GetSpacing());
+    ImageAlgorithm::Copy(volume, slice.GetPointer(), region, slice->GetBufferedRegion());
+    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0008|0060", "CT");
+    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0028|0004", "MONOCHROME2");
+    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0020|0013", std::to_string(z + 1));
+    auto writer = ImageFileWriter<ShortImage>::New();
+    writer->SetImageIO(io);
+    writer->SetInput(slice);
+    files.push_back(folder + "/slice" + std::to_string(z) + ".dcm");
+    writer->SetFileName(files.back());
+    writer->Update();
+  }
+  return files;
 }
 
 } // namespace ccatest

@@ -22,6 +22,7 @@
 //  variants    the benchmark's feature algorithms (naive, FLSL, FLSL+OTF) give FLSL+CD's labels and
 //              features, 2D and 3D, both connectivities, the paper's density x granularity sweep.
 #include "itkCCATestUtilities.h"
+#include "itkCCABenchmark.h" // the research library: RegisterResearchFeatureVariants()
 
 #ifdef CCA_TEST_WITH_CUDART
 #  include <cuda_runtime.h>
@@ -181,6 +182,27 @@ RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algo
 bool
 Variants()
 {
+  // The module's library has FLSL+CD only: without the research library's registration the others are refused.
+  try
+  {
+    auto                unregistered = cca::CreateCudaEngine(0);
+    cca::Request        request;
+    const unsigned char one = 1;
+    request.input = &one;
+    request.featureAlgorithm = cca::FeatureAlgorithm::OnTheFlyMerge;
+    unregistered->Analyze(request);
+    std::cerr << "an unregistered research variant ran" << std::endl;
+    return false;
+  }
+  catch (const cca::Error & e)
+  {
+    if (std::string(e.what()).find("research variant") == std::string::npos)
+    {
+      std::cerr << "unexpected error: " << e.what() << std::endl;
+      return false;
+    }
+  }
+  cca::RegisterResearchFeatureVariants();
   auto          engine = cca::CreateCudaEngine(0);
   bool          ok = true;
   std::uint32_t seed = 31;

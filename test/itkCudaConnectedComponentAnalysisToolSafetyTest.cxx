@@ -184,52 +184,13 @@ TruncatedCase(const std::string & format)
          !Exists("out.csv") && NoStagingLeft();
 }
 
-/** A 6-slice DICOM series of short (one single-slice file per z, 2 mm apart), all through one ImageIO so
- * that they share the Study and Series UIDs; slice `skip` is left out. */
-std::vector<std::string>
-WriteDicomSeries(const std::string & folder, int skip = -1)
-{
-  const auto volume = Volume({ { 32, 28, 6 } });
-  itksys::SystemTools::MakeDirectory(folder);
-  auto                     io = ImageIOFactory::CreateImageIO((folder + "/x.dcm").c_str(), IOFileModeEnum::WriteMode);
-  std::vector<std::string> files;
-  for (unsigned int z = 0; z < 6; ++z)
-  {
-    if (static_cast<int>(z) == skip)
-    {
-      continue;
-    }
-    Short3::RegionType region = volume->GetLargestPossibleRegion();
-    region.SetIndex(2, z);
-    region.SetSize(2, 1);
-    auto slice = Short3::New();
-    slice->SetRegions(Short3::RegionType(region.GetSize()));
-    slice->Allocate();
-    Short3::PointType origin;
-    volume->TransformIndexToPhysicalPoint(region.GetIndex(), origin);
-    slice->SetOrigin(origin);
-    slice->SetSpacing(volume->GetSpacing());
-    ImageAlgorithm::Copy(volume.GetPointer(), slice.GetPointer(), region, slice->GetBufferedRegion());
-    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0008|0060", "CT");
-    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0028|0004", "MONOCHROME2");
-    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0020|0013", std::to_string(z + 1));
-    auto writer = ImageFileWriter<Short3>::New();
-    writer->SetImageIO(io);
-    writer->SetInput(slice);
-    files.push_back(folder + "/slice" + std::to_string(z) + ".dcm");
-    writer->SetFileName(files.back());
-    writer->Update();
-  }
-  return files;
-}
-
 bool
 DicomCase(const std::string & name)
 {
   const std::string folder = Path("series");
-  itksys::SystemTools::RemoveADirectory(folder);
-  const bool               gap = name == "dicom_gap" || name == "dicom_gap_allowed";
-  const auto               files = WriteDicomSeries(folder, gap ? 3 : -1);
+  const bool        gap = name == "dicom_gap" || name == "dicom_gap_allowed";
+  // 6 slices of short, 2 mm apart; slice 3 left out for the gap
+  const auto               files = ccatest::WriteDicomSeries(Volume({ { 32, 28, 6 } }), folder, gap ? 3 : -1);
   const std::string        out = Path("out.nrrd");
   std::vector<std::string> args{ folder, "--backend", "cpu", "--output", out };
   if (!gap)

@@ -320,31 +320,7 @@ DicomCase()
   using ShortImage = Image<short, 3>;
   const auto        volume = RandomVolume<short>(4, -500, 1500, 0.5, 2, { { 32, 28, 6 } });
   const std::string folder = g_Folder + "/dicom_series";
-  itksys::SystemTools::RemoveADirectory(folder);
-  itksys::SystemTools::MakeDirectory(folder);
-  auto io = ImageIOFactory::CreateImageIO((folder + "/x.dcm").c_str(), IOFileModeEnum::WriteMode);
-  for (unsigned int z = 0; z < volume->GetLargestPossibleRegion().GetSize(2); ++z)
-  {
-    ShortImage::RegionType region = volume->GetLargestPossibleRegion();
-    region.SetIndex(2, z);
-    region.SetSize(2, 1);
-    auto slice = ShortImage::New();
-    slice->SetRegions(ShortImage::RegionType(region.GetSize()));
-    slice->Allocate();
-    ShortImage::PointType origin;
-    volume->TransformIndexToPhysicalPoint(region.GetIndex(), origin);
-    slice->SetOrigin(origin);
-    slice->SetSpacing(volume->GetSpacing());
-    ImageAlgorithm::Copy(volume.GetPointer(), slice.GetPointer(), region, slice->GetBufferedRegion());
-    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0008|0060", "CT");
-    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0028|0004", "MONOCHROME2");
-    EncapsulateMetaData<std::string>(slice->GetMetaDataDictionary(), "0020|0013", std::to_string(z + 1));
-    auto writer = ImageFileWriter<ShortImage>::New();
-    writer->SetImageIO(io);
-    writer->SetInput(slice);
-    writer->SetFileName(folder + "/slice" + std::to_string(z) + ".dcm");
-    writer->Update();
-  }
+  ccatest::WriteDicomSeries(volume, folder);
   // the reference is the volume itself: DICOM keeps short values and these geometry numbers exactly
   auto reference = CastImageFilter<ShortImage, Real3>::New();
   reference->SetInput(volume);
