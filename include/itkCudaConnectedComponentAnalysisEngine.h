@@ -122,7 +122,8 @@ public:
 
   /** Runs `beside` on a thread of its own while `main` runs on this one (or, with no thread to be had, first),
    * and returns when both have. The first exception of `main` is rethrown, else `beside`'s: the filter writes
-   * its label image beside the LabelMap's build, which needs nothing from it. */
+   * its label image beside the LabelMap's build on the host, which needs nothing from it. One engine serves
+   * one call at a time: `main` must not call the engine while `beside` does. */
   static void
   RunBeside(const std::function<void()> & beside, const std::function<void()> & main);
 

@@ -414,9 +414,12 @@ private:
   /** Output 0: the label image, written by the engine in the output pixel type. */
   void
   ProduceLabelImage();
-  /** The output named "LabelMap": one ShapeLabelObject per component. */
+  /** The output named "LabelMap": its lines (the runs) from the engine, before anything else uses it... */
   void
-  ProduceLabelMap(const RegionType & region);
+  ExportLabelMapLines(const EngineType::Geometry & geometry, EngineType::Lines & lines);
+  /** ... then one ShapeLabelObject per component, built on the host (beside the label image). */
+  void
+  BuildLabelMap(const EngineType::Geometry & geometry, const EngineType::Lines & lines);
   /** The counts, the backend and the feature table the filter keeps. */
   void
   StoreResults(const RegionType & region, std::uint64_t count);

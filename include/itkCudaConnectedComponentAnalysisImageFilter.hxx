@@ -320,10 +320,15 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     this->UpdateProgress(1.0f);
     return;
   }
-  // The label image (on the GPU: written there, then copied back) is written on its own thread while the
-  // LabelMap is built: the two need nothing from each other. A failed update leaves no LabelMap behind.
+  // The LabelMap's lines come from the engine first (an engine serves one call at a time: on the GPU its
+  // stream and staging buffers). Then the label image (on the GPU: written there, then copied back) is
+  // written on its own thread while the LabelMap's objects are built on the host: the two need nothing from
+  // each other. A failed update leaves no LabelMap behind.
   try
   {
+    const EngineType::Geometry geometry = this->MakeGeometry(region);
+    EngineType::Lines          lines;
+    this->ExportLabelMapLines(geometry, lines);
     EngineType::RunBeside(
       [this]() {
         if (m_GenerateLabelImage)
@@ -331,7 +336,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
           this->ProduceLabelImage();
         }
       },
-      [this, &region]() { this->ProduceLabelMap(region); });
+      [this, &geometry, &lines]() { this->BuildLabelMap(geometry, lines); });
   }
   catch (const std::bad_alloc &)
   {

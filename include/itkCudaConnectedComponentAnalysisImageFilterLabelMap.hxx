@@ -84,18 +84,24 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
-CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::ProduceLabelMap(
-  const RegionType & region)
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::ExportLabelMapLines(
+  const EngineType::Geometry & geometry,
+  EngineType::Lines &          lines)
 {
-  auto                       start = Clock::now();
-  const EngineType::Geometry geometry = this->MakeGeometry(region);
-  EngineType::Lines          lines;
+  const auto start = Clock::now();
   m_Engine.ComputeLines(geometry, lines);
   m_TimeSplit.ExportRuns = SecondsSince(start);
   this->UpdateProgress(0.4f);
   this->ThrowIfAborted();
+}
 
-  start = Clock::now();
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::BuildLabelMap(
+  const EngineType::Geometry & geometry,
+  const EngineType::Lines &    lines)
+{
+  const auto start = Clock::now();
   EngineType::ShapeOptions options;
   options.computePerimeter = m_ComputePerimeter;
   options.computeFeretDiameter = m_ComputeFeretDiameter;

@@ -27,6 +27,7 @@
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
 #include "itkNumericTraits.h"
+#include "itksys/SystemTools.hxx"
 
 #include <cstdlib>
 #include <iostream>
@@ -291,6 +292,7 @@ itkCudaConnectedComponentAnalysisBaselinesTest(int argc, char * argv[])
   const auto        lowerThreshold = static_cast<CTPixelType>(std::stoi(argv[2]));
   const std::string syntheticFileName = argv[3];
   const std::string baselineDirectory = argv[4];
+  itksys::SystemTools::MakeDirectory(baselineDirectory);
 
   try
   {
