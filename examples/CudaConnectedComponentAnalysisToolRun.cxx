@@ -22,6 +22,7 @@
 // The filter always sees an unsigned char image: one instantiation of it per dimension and label type,
 // not one per input pixel type, and the same rule (non-zero = object) for every input.
 #include "CudaConnectedComponentAnalysisTool.h"
+#include "CudaConnectedComponentAnalysisToolAttributes.h"
 
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCastImageFilter.h"
@@ -135,66 +136,6 @@ ReadMask(const std::string & fileName, ProgressBar & bar)
   typename MaskImageType::Pointer mask = binary->GetOutput();
   mask->DisconnectPipeline();
   return mask;
-}
-
-/** Every attribute of a ShapeLabelObject, in physical units, in the order of the CSV columns. */
-template <typename TLabelObject>
-ObjectRow
-AttributesOf(const TLabelObject & object, const Options & options)
-{
-  constexpr unsigned int D = TLabelObject::ImageDimension;
-  ObjectRow              row;
-  const auto             scalar = [&row](const char * name, double value, bool integer = false) {
-    row.push_back(Attribute{ name, { value }, {}, integer });
-  };
-  const auto vector = [&row](const char * name, const auto & v, bool integer = false) {
-    Attribute a{ name, {}, { D }, integer };
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      a.values.push_back(static_cast<double>(v[i]));
-    }
-    row.push_back(a);
-  };
-  const auto matrix = [&row](const char * name, const auto & m) {
-    Attribute a{ name, {}, { D, D }, false };
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        a.values.push_back(m(i, j));
-      }
-    }
-    row.push_back(a);
-  };
-  scalar("Label", static_cast<double>(object.GetLabel()), true);
-  scalar("NumberOfPixels", static_cast<double>(object.GetNumberOfPixels()), true);
-  scalar("PhysicalSize", object.GetPhysicalSize());
-  vector("Centroid", object.GetCentroid());
-  vector("BoundingBoxIndex", object.GetBoundingBox().GetIndex(), true);
-  vector("BoundingBoxSize", object.GetBoundingBox().GetSize(), true);
-  scalar("NumberOfPixelsOnBorder", static_cast<double>(object.GetNumberOfPixelsOnBorder()), true);
-  scalar("PerimeterOnBorder", object.GetPerimeterOnBorder());
-  scalar("PerimeterOnBorderRatio", object.GetPerimeterOnBorderRatio());
-  scalar("Perimeter", object.GetPerimeter());
-  scalar("Roundness", object.GetRoundness());
-  vector("PrincipalMoments", object.GetPrincipalMoments());
-  matrix("PrincipalAxes", object.GetPrincipalAxes());
-  scalar("Elongation", object.GetElongation());
-  scalar("Flatness", object.GetFlatness());
-  scalar("EquivalentSphericalRadius", object.GetEquivalentSphericalRadius());
-  scalar("EquivalentSphericalPerimeter", object.GetEquivalentSphericalPerimeter());
-  vector("EquivalentEllipsoidDiameter", object.GetEquivalentEllipsoidDiameter());
-  if (options.feretDiameter)
-  {
-    scalar("FeretDiameter", object.GetFeretDiameter());
-  }
-  if (options.orientedBoundingBox)
-  {
-    vector("OrientedBoundingBoxSize", object.GetOrientedBoundingBoxSize());
-    vector("OrientedBoundingBoxOrigin", object.GetOrientedBoundingBoxOrigin());
-    matrix("OrientedBoundingBoxDirection", object.GetOrientedBoundingBoxDirection());
-  }
-  return row;
 }
 
 /** Casts the labels to TOut (a separate update, so that the bar moves forward) and writes them. */
