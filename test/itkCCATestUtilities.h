@@ -266,6 +266,22 @@ CheckAgainstITK(const TInputImage * input, Backend backend, bool fullyConnected,
   return SameImage(ours->GetOutput(), reference->GetOutput(), what) && FeaturesMatchBruteForce(ours.GetPointer(), what);
 }
 
+/** The start of a test entry, as ITK's tests begin: fewer than `numberOfArguments` arguments (argv[0]
+ * included) print the usage and fail; a backend that cannot run here (argv[backendArgument], or CUDA where
+ * backendArgument is 0) skips. Returns -1 to go on, else the exit status to end with; `backend` receives the
+ * backend. */
+inline int
+StartTest(int argc, char * argv[], int numberOfArguments, const char * usage, int backendArgument, Backend & backend)
+{
+  if (argc < numberOfArguments)
+  {
+    std::cerr << "Usage: " << argv[0] << " " << usage << std::endl;
+    return EXIT_FAILURE;
+  }
+  backend = backendArgument > 0 ? ParseBackend(argv[backendArgument]) : Backend::CUDA;
+  return CudaUnavailable(backend) ? SkipReturnCode : -1;
+}
+
 /** The main of a test file whose cases are named by argv[1] and run on the backend argv[2]: usage, the skip
  * without a CUDA device, the case's result as the exit status. */
 inline int
@@ -276,21 +292,17 @@ RunNamedCase(int argc, char * argv[], const std::map<std::string, std::function<
   {
     names += (names.empty() ? "" : "|") + c.first;
   }
-  if (argc < 3)
-  {
-    std::cerr << "Usage: " << argv[0] << " " << names << " backend" << std::endl;
-    return EXIT_FAILURE;
-  }
-  const auto found = cases.find(argv[1]);
-  if (found == cases.end())
+  const auto found = argc > 1 ? cases.find(argv[1]) : cases.end();
+  if (argc > 1 && found == cases.end())
   {
     std::cerr << "unknown case " << argv[1] << " (" << names << ")" << std::endl;
     return EXIT_FAILURE;
   }
-  const Backend backend = ParseBackend(argv[2]);
-  if (CudaUnavailable(backend))
+  Backend   backend = Backend::CPU;
+  const int start = StartTest(argc, argv, 3, (names + " backend").c_str(), 2, backend);
+  if (start >= 0)
   {
-    return SkipReturnCode;
+    return start;
   }
   const bool ok = found->second(backend);
   std::cout << argv[1] << ": " << (ok ? "passed" : "FAILED") << std::endl;

@@ -69,15 +69,10 @@ ExpectMessage(const std::function<void()> & f, const std::string & needle, const
 int
 itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
 {
-  if (argc < 2)
+  Backend backend = Backend::CPU;
+  if (const int start = StartTest(argc, argv, 2, "backend", 1, backend); start >= 0)
   {
-    std::cerr << "Usage: " << argv[0] << " backend" << std::endl;
-    return EXIT_FAILURE;
-  }
-  const Backend backend = ParseBackend(argv[1]);
-  if (CudaUnavailable(backend))
-  {
-    return SkipReturnCode;
+    return start;
   }
   bool ok = true;
 

@@ -88,15 +88,12 @@ RunSweep(Backend backend, bool fullyConnected, const std::vector<Size<D>> & size
 int
 itkCudaConnectedComponentAnalysisExactnessTest(int argc, char * argv[])
 {
-  if (argc < 4)
+  Backend backend = Backend::CPU;
+  if (const int start =
+        StartTest(argc, argv, 4, "backend(cpu|cuda|auto) fullyConnected(0|1) dimension(2|3)", 1, backend);
+      start >= 0)
   {
-    std::cerr << "Usage: " << argv[0] << " backend(cpu|cuda|auto) fullyConnected(0|1) dimension(2|3)" << std::endl;
-    return EXIT_FAILURE;
-  }
-  const Backend backend = ParseBackend(argv[1]);
-  if (CudaUnavailable(backend))
-  {
-    return SkipReturnCode;
+    return start;
   }
   const bool     fullyConnected = std::stoi(argv[2]) != 0;
   const unsigned dimension = std::stoul(argv[3]);

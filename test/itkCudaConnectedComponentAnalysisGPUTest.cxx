@@ -269,14 +269,10 @@ Variants()
 int
 itkCudaConnectedComponentAnalysisGPUTest(int argc, char * argv[])
 {
-  if (argc < 2)
+  Backend backend = Backend::CPU;
+  if (const int start = StartTest(argc, argv, 2, "large|repeat|outofmemory|variants", 0, backend); start >= 0)
   {
-    std::cerr << "Usage: " << argv[0] << " large|repeat|outofmemory" << std::endl;
-    return EXIT_FAILURE;
-  }
-  if (CudaUnavailable(Backend::CUDA))
-  {
-    return SkipReturnCode;
+    return start;
   }
   const std::string mode = argv[1];
   bool              ok = false;

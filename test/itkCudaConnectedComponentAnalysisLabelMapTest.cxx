@@ -433,15 +433,12 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
 int
 itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
 {
-  if (argc < 5)
+  Backend backend = Backend::CPU;
+  if (const int start =
+        StartTest(argc, argv, 5, "backend fullyConnected dimension extras [statistics|blocks]", 1, backend);
+      start >= 0)
   {
-    std::cerr << "Usage: " << argv[0] << " backend fullyConnected dimension extras [statistics|blocks]" << std::endl;
-    return EXIT_FAILURE;
-  }
-  const Backend backend = ParseBackend(argv[1]);
-  if (CudaUnavailable(backend))
-  {
-    return SkipReturnCode;
+    return start;
   }
   const bool     fully = std::stoi(argv[2]) != 0;
   const unsigned dimension = std::stoul(argv[3]);

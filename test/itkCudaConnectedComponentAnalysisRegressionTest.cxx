@@ -28,15 +28,11 @@ int
 itkCudaConnectedComponentAnalysisRegressionTest(int argc, char * argv[])
 {
   using namespace itk;
-  if (argc < 6)
+  ccatest::Backend backend = ccatest::Backend::CPU;
+  if (const int start = ccatest::StartTest(argc, argv, 6, "input threshold output fullyConnected backend", 5, backend);
+      start >= 0)
   {
-    std::cerr << "Usage: " << argv[0] << " input threshold output fullyConnected backend" << std::endl;
-    return EXIT_FAILURE;
-  }
-  const auto backend = ccatest::ParseBackend(argv[5]);
-  if (ccatest::CudaUnavailable(backend))
-  {
-    return ccatest::SkipReturnCode;
+    return start;
   }
   using InputImageType = Image<short, 2>;
   using BinaryImageType = Image<unsigned char, 2>;
