@@ -181,7 +181,9 @@ CheckSlicePixelData(const std::string & series, const std::string & file, const 
 void
 CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
 {
-  // 1. DICOM files of the directory that GDCM put in no series: unreadable headers.
+  // 1. DICOM files of the directory that GDCM put in no series and that name this series' SOP class and UID
+  //    (a slice whose header GDCM cannot read). Other DICOM files of no series (an RT structure set, a
+  //    report, a presentation state: no image) are not slices, and are left alone.
   auto names = itk::GDCMSeriesFileNames::New();
   names->SetDirectory(input.path);
   std::set<std::string> inSomeSeries;
@@ -190,6 +192,22 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
     for (const auto & f : names->GetFileNames(uid))
     {
       inSomeSeries.insert(itksys::SystemTools::CollapseFullPath(f));
+    }
+  }
+  std::string seriesUID;
+  std::string sopClassUID;
+  {
+    auto first = itk::GDCMImageIO::New();
+    first->SetFileName(input.fileNames.front());
+    try
+    {
+      first->ReadImageInformation();
+      seriesUID = Tag(first->GetMetaDataDictionary(), "0020|000e");
+      sopClassUID = Tag(first->GetMetaDataDictionary(), "0008|0016");
+    }
+    catch (const itk::ExceptionObject &)
+    {
+      // read again below, where a failure names the file
     }
   }
   itksys::Directory directory;
@@ -203,15 +221,19 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
   for (const auto & name : files)
   {
     const std::string path = itksys::SystemTools::CollapseFullPath(input.path + "/" + name);
-    if (name == "DICOMDIR" || itksys::SystemTools::FileIsDirectory(path) || inSomeSeries.count(path))
+    if (seriesUID.empty() || sopClassUID.empty() || itksys::SystemTools::FileIsDirectory(path) ||
+        inSomeSeries.count(path) || !HasDicomPreamble(path))
     {
       continue;
     }
-    if (HasDicomPreamble(path))
+    std::ifstream     in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.find(seriesUID) != std::string::npos && bytes.find(sopClassUID) != std::string::npos)
     {
       throw DamagedSlice(input.path,
                          input.path + "/" + name,
-                         "is a DICOM file whose header cannot be read (cut short or damaged), so it is in no series");
+                         "is a slice of the series (its SOP class and series UID) whose header cannot be read (cut "
+                         "short or damaged), so GDCM left it out");
     }
   }
 
@@ -246,10 +268,15 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
     return; // one step: nothing to compare it with
   }
   std::vector<double> steps;
+  std::vector<int>    signs; // +1 along the slice order's direction, -1 against it
+  int                 balance = 0;
   for (std::size_t i = 1; i < position.size(); ++i)
   {
     steps.push_back(std::abs(position[i] - position[i - 1]));
+    signs.push_back(position[i] >= position[i - 1] ? 1 : -1);
+    balance += signs.back();
   }
+  const int direction = balance >= 0 ? 1 : -1;
   // The smallest step between two slices is the series' spacing: a missing slice makes a step longer.
   double spacing = 0;
   for (const double step : steps)
@@ -258,8 +285,9 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
   }
   for (std::size_t i = 0; i < steps.size(); ++i)
   {
-    // 1 %: far below a missing slice (100 %), far above the rounding of positions written as decimal text
-    if (std::abs(steps[i] - spacing) <= 0.01 * spacing)
+    // 50 %: half of a missing slice (100 %) or of two slices at one position (-100 %), far above the rounding
+    // of positions written as decimal text with few digits (0.625 mm written as 0.6 and 0.7: 17 %)
+    if (steps[i] > 0 && std::abs(steps[i] - spacing) <= 0.5 * spacing && signs[i] == direction)
     {
       continue;
     }
@@ -267,7 +295,11 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
     message << "the DICOM series " << input.path << " is not evenly spaced: " << input.fileNames[i] << " and "
             << input.fileNames[i + 1] << " lie " << steps[i] << " mm apart, where the series' spacing is " << spacing
             << " mm";
-    if (spacing > 0 && steps[i] > spacing)
+    if (steps[i] > 0 && signs[i] != direction)
+    {
+      message << " (out of order: a duplicate or misplaced slice)";
+    }
+    else if (spacing > 0 && steps[i] > spacing)
     {
       const long missing = std::lround(steps[i] / spacing) - 1;
       if (missing >= 1)

@@ -24,7 +24,9 @@
 #include "itksys/SystemTools.hxx"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <sstream>
 
@@ -82,10 +84,17 @@ CheckOutputsAreNotInputs(const Options & options, const std::vector<std::string>
     }
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
     {
-      if (!outputs[j].second->empty() && SamePath(output, *outputs[j].second))
+      // the files each writes, a detached output's data file included (--output r.mhd writes r.zraw)
+      for (const std::string & mine : FilesWrittenFor(output))
       {
-        throw ToolError(ExitUsage,
-                        std::string(outputs[i].first) + " and " + outputs[j].first + " name the same file " + output);
+        for (const std::string & theirs : FilesWrittenFor(*outputs[j].second))
+        {
+          if (!outputs[j].second->empty() && SamePath(mine, theirs))
+          {
+            throw ToolError(ExitUsage,
+                            std::string(outputs[i].first) + " and " + outputs[j].first + " would both write " + mine);
+          }
+        }
       }
     }
     for (const std::string & written : FilesWrittenFor(output))
@@ -114,8 +123,11 @@ StagedOutputs::~StagedOutputs()
 }
 
 std::string
-StagedOutputs::Stage(const std::string & destination)
+StagedOutputs::Stage(const std::string & requested)
 {
+  // A destination that is a symbolic link is written through it: the link's target is replaced, the link kept.
+  const std::string destination =
+    itksys::SystemTools::FileIsSymlink(requested) ? itksys::SystemTools::GetRealPath(requested) : requested;
   std::string folder = itksys::SystemTools::GetFilenamePath(destination);
   if (folder.empty())
   {
@@ -141,6 +153,9 @@ StagedOutputs::Stage(const std::string & destination)
 void
 StagedOutputs::Commit()
 {
+  // Every move listed and checked first, in all folders: nothing is moved while one destination cannot take
+  // its file (a folder of that name).
+  std::vector<std::pair<std::string, std::string>> moves; // from, to
   for (const auto & folder : m_Folders)
   {
     itksys::Directory staging;
@@ -162,12 +177,19 @@ StagedOutputs::Commit()
     std::stable_partition(names.begin(), names.end(), [&isHeader](const std::string & n) { return !isHeader(n); });
     for (const auto & name : names)
     {
-      const std::string from = folder.second + "/" + name;
       const std::string to = folder.first + "/" + name;
-      if (std::rename(from.c_str(), to.c_str()) != 0)
+      if (itksys::SystemTools::FileIsDirectory(to))
       {
-        throw ToolError(ExitFailure, "cannot move the finished " + name + " into " + folder.first);
+        throw ToolError(ExitFailure, "cannot write " + to + ": it is a folder");
       }
+      moves.emplace_back(folder.second + "/" + name, to);
+    }
+  }
+  for (const auto & [from, to] : moves)
+  {
+    if (std::rename(from.c_str(), to.c_str()) != 0)
+    {
+      throw ToolError(ExitFailure, "cannot move the finished " + to + " into place: " + std::strerror(errno));
     }
   }
 }

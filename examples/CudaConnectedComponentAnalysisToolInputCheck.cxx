@@ -18,7 +18,7 @@
 // Is the input whole? ITK's NIfTI, MetaImage and TIFF readers take a file cut short as if it were whole
 // (the missing pixels read as 0, at most a line on stderr), so cca compares the bytes each header promises
 // with the bytes its data stream yields before labeling anything:
-//  - NIfTI-1/-2 and Analyze (.nii, .nii.gz, .hdr/.img[.gz]): vox_offset + dim[1..] x bitpix / 8, the stream
+//  - NIfTI-1/-2 and Analyze (.nii, .nii.gz, .hdr/.img[.gz]): vox_offset + dim[1..] x the datatype's size, the stream
 //    decompressed where it is gzip (which also checks its CRC);
 //  - MetaImage (.mha, .mhd + data file): DimSize x channels x element size from HeaderSize (or from the end),
 //    the zlib stream inflated where CompressedData is set;
@@ -172,9 +172,84 @@ RunOrDefer(std::function<void()> pass, std::function<void()> * deferred)
   }
 }
 
+/** The bytes of one voxel of a NIfTI datatype, as niftilib sizes the data (it ignores bitpix); 0: unknown. */
+std::uint64_t
+NiftiDatatypeBytes(int datatype)
+{
+  switch (datatype)
+  {
+    case 2:   // uint8
+    case 256: // int8
+      return 1;
+    case 4:   // int16
+    case 512: // uint16
+      return 2;
+    case 8:    // int32
+    case 16:   // float32
+    case 768:  // uint32
+    case 2304: // RGBA32
+      return 4;
+    case 128: // RGB24
+      return 3;
+    case 32:   // complex64
+    case 64:   // float64
+    case 1024: // int64
+    case 1280: // uint64
+      return 8;
+    case 1536: // float128
+    case 1792: // complex128
+      return 16;
+    case 2048: // complex256
+      return 32;
+    default:
+      return 0;
+  }
+}
+
+/** a * b, or false where it does not fit in 64 bits. */
+bool
+MultiplyChecked(std::uint64_t a, std::uint64_t b, std::uint64_t & product)
+{
+  if (a != 0 && b > UINT64_MAX / a)
+  {
+    return false;
+  }
+  product = a * b;
+  return true;
+}
+
+std::vector<std::string>
+CheckNifti(const std::string & file, std::function<void()> * deferred);
+
+/** NAME.img[.gz] given as the input: ITK reads the pair through NAME.hdr, and so is it checked. */
+std::string
+NiftiPairHeaderOf(const std::string & file)
+{
+  for (const char * ext : { ".img.gz", ".IMG.gz", ".img", ".IMG" })
+  {
+    const std::size_t n = std::strlen(ext);
+    if (file.size() > n && file.compare(file.size() - n, n, ext) == 0)
+    {
+      const std::string base = file.substr(0, file.size() - n);
+      for (const char * header : { ".hdr", ".hdr.gz", ".HDR", ".HDR.gz" })
+      {
+        if (itksys::SystemTools::FileExists(base + header, true))
+        {
+          return base + header;
+        }
+      }
+    }
+  }
+  return "";
+}
+
 std::vector<std::string>
 CheckNifti(const std::string & file, std::function<void()> * deferred)
 {
+  if (const std::string header = NiftiPairHeaderOf(file); !header.empty())
+  {
+    return CheckNifti(header, deferred);
+  }
   // The header, decompressed where it is gzip (gzread reads plain files as they are).
   std::array<unsigned char, 540> header{};
   gzFile                         gz = gzopen(file.c_str(), "rb");
@@ -210,20 +285,22 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
     throw ToolError(ExitCannotRead,
                     file + " is truncated or damaged: its NIfTI-2 header is incomplete (" + Bytes(got) + " of 540)");
   }
+  // The voxel size from the datatype, as niftilib reads the data (bitpix can disagree with it).
   std::uint64_t voxels = 1;
-  std::uint64_t voxOffset = 0;
-  std::int64_t  bitpix = 0;
+  double        voxOffsetValue = 0;
+  int           datatype = 0;
   bool          singleFile = false;
+  bool          fits = true;
   if (nifti2)
   {
     const auto rank = FieldAt<std::int64_t>(header.data(), 16, swap);
     for (std::int64_t d = 1; d <= std::min<std::int64_t>(rank, 7); ++d)
     {
-      voxels *=
-        static_cast<std::uint64_t>(std::max<std::int64_t>(1, FieldAt<std::int64_t>(header.data(), 16 + 8 * d, swap)));
+      const auto side = FieldAt<std::int64_t>(header.data(), 16 + 8 * d, swap);
+      fits = fits && MultiplyChecked(voxels, static_cast<std::uint64_t>(std::max<std::int64_t>(1, side)), voxels);
     }
-    bitpix = FieldAt<std::int16_t>(header.data(), 14, swap);
-    voxOffset = static_cast<std::uint64_t>(std::max<std::int64_t>(0, FieldAt<std::int64_t>(header.data(), 168, swap)));
+    datatype = FieldAt<std::int16_t>(header.data(), 12, swap);
+    voxOffsetValue = static_cast<double>(FieldAt<std::int64_t>(header.data(), 168, swap));
     singleFile = std::memcmp(header.data() + 4, "n+2", 4) == 0;
   }
   else
@@ -231,17 +308,25 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
     const auto rank = FieldAt<std::int16_t>(header.data(), 40, swap);
     for (int d = 1; d <= std::min<int>(rank, 7); ++d)
     {
-      voxels *= static_cast<std::uint64_t>(std::max<int>(1, FieldAt<std::int16_t>(header.data(), 40 + 2 * d, swap)));
+      const auto side = FieldAt<std::int16_t>(header.data(), 40 + 2 * d, swap);
+      fits = fits && MultiplyChecked(voxels, static_cast<std::uint64_t>(std::max<int>(1, side)), voxels);
     }
-    bitpix = FieldAt<std::int16_t>(header.data(), 72, swap);
-    voxOffset = static_cast<std::uint64_t>(std::max(0.0f, FieldAt<float>(header.data(), 108, swap)));
+    datatype = FieldAt<std::int16_t>(header.data(), 70, swap);
+    voxOffsetValue = FieldAt<float>(header.data(), 108, swap);
     singleFile = std::memcmp(header.data() + 344, "n+1", 4) == 0;
   }
-  if (bitpix <= 0 || bitpix % 8 != 0)
+  const std::uint64_t voxelBytes = NiftiDatatypeBytes(datatype);
+  if (voxelBytes == 0)
   {
-    return { file }; // bit-packed or unknown: ITK's reader decides
+    return { file }; // a datatype this check does not know (or bit-packed): ITK's reader decides
   }
-  const std::uint64_t dataBytes = voxels * static_cast<std::uint64_t>(bitpix / 8);
+  std::uint64_t dataBytes = 0;
+  if (!fits || !MultiplyChecked(voxels, voxelBytes, dataBytes) || !(voxOffsetValue < 1e18) ||
+      dataBytes > UINT64_MAX / 2)
+  {
+    throw ToolError(ExitCannotRead, file + " is damaged: its NIfTI header promises more bytes than any file holds");
+  }
+  const std::uint64_t voxOffset = voxOffsetValue > 0 ? static_cast<std::uint64_t>(voxOffsetValue) : 0;
   const std::string   dataFile = singleFile ? file : NiftiPairDataFile(file);
   if (!singleFile && !itksys::SystemTools::FileExists(dataFile, true))
   {
@@ -365,9 +450,24 @@ CheckMetaImage(const std::string & file, std::uint64_t promised, std::function<v
     }
   }
   const std::string element = keys["ElementDataFile"];
-  if (element.empty() || element == "LIST" || element.find('%') != std::string::npos)
+  const std::string folder = itksys::SystemTools::GetFilenamePath(file);
+  if (element.rfind("LIST", 0) == 0)
   {
-    return { file }; // a file list or pattern: not checked here
+    // the slices' files, one per line after the header: not checked here, but protected from the outputs
+    std::vector<std::string> files{ file };
+    while (std::getline(in, line))
+    {
+      const std::string name = Trim(line);
+      if (!name.empty())
+      {
+        files.push_back(itksys::SystemTools::FileIsFullPath(name) || folder.empty() ? name : folder + "/" + name);
+      }
+    }
+    return files;
+  }
+  if (element.empty() || element.find('%') != std::string::npos)
+  {
+    return { file }; // a file pattern: not checked here
   }
   const bool        local = element == "LOCAL" || element == "Local" || element == "local";
   const std::string dataFile = local ? file
@@ -379,8 +479,11 @@ CheckMetaImage(const std::string & file, std::uint64_t promised, std::function<v
   {
     throw ToolError(ExitCannotRead, "the data file " + dataFile + " of " + file + " does not exist");
   }
-  const bool compressed = keys["CompressedData"] == "True" || keys["CompressedData"] == "true";
-  long long  headerSize = 0;
+  // As MetaIO reads it: a value starting with T, t or 1 is true.
+  const std::string compressedValue = keys["CompressedData"];
+  const bool        compressed =
+    !compressedValue.empty() && (compressedValue[0] == 'T' || compressedValue[0] == 't' || compressedValue[0] == '1');
+  long long headerSize = 0;
   if (keys.count("HeaderSize"))
   {
     headerSize = std::atoll(keys["HeaderSize"].c_str());
@@ -418,6 +521,49 @@ CheckMetaImage(const std::string & file, std::uint64_t promised, std::function<v
   return local ? std::vector<std::string>{ file } : std::vector<std::string>{ file, dataFile };
 }
 
+/** A NRRD header and its detached data files ("data file: NAME", or LIST and the names after the header's
+ * blank line); patterns are left out. */
+std::vector<std::string>
+NrrdFiles(const std::string & file)
+{
+  std::vector<std::string> files{ file };
+  std::ifstream            in(file, std::ios::binary);
+  const std::string        folder = itksys::SystemTools::GetFilenamePath(file);
+  const auto               resolve = [&folder](const std::string & name) {
+    return itksys::SystemTools::FileIsFullPath(name) || folder.empty() ? name : folder + "/" + name;
+  };
+  bool        list = false;
+  std::string line;
+  while (!list && std::getline(in, line))
+  {
+    const std::string trimmed = Trim(line);
+    if (trimmed.empty())
+    {
+      break; // end of the header (attached data follow)
+    }
+    for (const char * key : { "data file:", "datafile:" })
+    {
+      if (trimmed.rfind(key, 0) == 0)
+      {
+        const std::string value = Trim(trimmed.substr(std::strlen(key)));
+        if (value.rfind("LIST", 0) == 0)
+        {
+          list = true; // the names follow, one per line, to the end of the header
+        }
+        else if (value.find('%') == std::string::npos && value.find(' ') == std::string::npos)
+        {
+          files.push_back(resolve(value));
+        }
+      }
+    }
+  }
+  while (list && std::getline(in, line) && !Trim(line).empty())
+  {
+    files.push_back(resolve(Trim(line)));
+  }
+  return files;
+}
+
 } // namespace
 
 std::vector<std::string>
@@ -435,6 +581,11 @@ CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io, st
   if (name == "TIFFImageIO")
   {
     CheckTiff(file);
+  }
+  if (name == "NrrdImageIO")
+  {
+    // ITK's NRRD reader fails a short read itself; its detached data files are protected from the outputs.
+    return NrrdFiles(file);
   }
   return { file };
 }

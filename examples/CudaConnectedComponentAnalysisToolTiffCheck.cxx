@@ -18,13 +18,14 @@
 // A TIFF file whole: ITK's TIFF reader (libtiff) reads a file cut inside its strips with warnings at most,
 // the missing pixels 0. This walks the directory chain itself (no libtiff: Debian's ITK and ITK's own
 // build ship it under different names) and compares the furthest byte any strip, tile or tag value needs
-// with the file's length.
+// with the file's length. Other tags' values are metadata, which ITK's reader skips when it cannot read them.
 #include "CudaConnectedComponentAnalysisToolInputCheck.h"
 
 #include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 
 namespace cca_tool
 {
@@ -92,14 +93,13 @@ CheckTiff(const std::string & file)
         return 0;
     }
   };
-  std::vector<std::uint64_t> seen;
+  std::set<std::uint64_t> seen;
   while (next != 0)
   {
-    if (std::find(seen.begin(), seen.end(), next) != seen.end())
+    if (!seen.insert(next).second)
     {
       break; // a loop in the chain: libtiff stops there too
     }
-    seen.push_back(next);
     ++directories;
     if (next + countBytes > size)
     {
@@ -110,6 +110,10 @@ CheckTiff(const std::string & file)
     in.seekg(static_cast<std::streamoff>(next));
     in.read(reinterpret_cast<char *>(buffer.data()), countBytes);
     const std::uint64_t entries = read(buffer.data(), countBytes);
+    if (entries > size / entryBytes) // more entries than the file holds bytes (and no overflow below)
+    {
+      throw Truncated(file, UINT64_MAX, size, "(directory " + std::to_string(directories) + "'s entry count)");
+    }
     const std::uint64_t directoryEnd = next + countBytes + entries * entryBytes + offsetBytes;
     if (directoryEnd > size)
     {
@@ -117,8 +121,10 @@ CheckTiff(const std::string & file)
     }
     buffer.resize(static_cast<std::size_t>(entries * entryBytes + offsetBytes));
     in.read(reinterpret_cast<char *>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
-    // offsets and byte counts of the strips (273, 279) or tiles (324, 325)
+    // offsets and byte counts of the strips (273, 279) or tiles (324, 325); for a byte count that libtiff
+    // repairs (one uncompressed strip, its count past the end), the image's size (256, 257, 258, 259, 277)
     std::map<std::uint64_t, std::vector<std::uint64_t>> arrays;
+    std::map<std::uint64_t, std::uint64_t>              scalars;
     for (std::uint64_t e = 0; e < entries; ++e)
     {
       const unsigned char * entry = buffer.data() + e * entryBytes;
@@ -126,23 +132,21 @@ CheckTiff(const std::string & file)
       const std::uint64_t   type = read(entry + 2, 2);
       const std::uint64_t   count = read(entry + 4, big ? 8 : 4);
       const unsigned char * field = entry + (big ? 12 : 8);
-      const std::uint64_t   bytes = typeSize(type) * count;
       const bool            offsetArray = tag == 273 || tag == 279 || tag == 324 || tag == 325;
-      if (bytes <= static_cast<std::uint64_t>(offsetBytes))
-      {
-        if (!offsetArray)
-        {
-          continue; // the value is in the entry
-        }
-      }
-      else
-      {
-        need(read(field, offsetBytes) + bytes); // every value stored out of the entry lies inside the file
-      }
       if (!offsetArray)
       {
+        // Other tags' values are metadata: ITK's reader ignores one it cannot read, so this check does too.
+        if (count == 1 && (typeSize(type) == 2 || typeSize(type) == 4) && tag >= 256 && tag <= 277)
+        {
+          scalars[tag] = read(field, static_cast<int>(typeSize(type)));
+        }
         continue;
       }
+      if (count > size || typeSize(type) == 0)
+      {
+        return; // more offsets than the file holds bytes, or a type this check does not read: ITK decides
+      }
+      const std::uint64_t bytes = typeSize(type) * count;
       if (typeSize(type) != 2 && typeSize(type) != 4 && typeSize(type) != 8)
       {
         return; // offsets of a type this check does not read: ITK's reader decides
@@ -171,17 +175,26 @@ CheckTiff(const std::string & file)
     for (const auto & [offsetsTag, countsTag] : { std::pair<int, int>{ 273, 279 }, std::pair<int, int>{ 324, 325 } })
     {
       const auto & offsets = arrays[offsetsTag];
-      const auto & counts = arrays[countsTag];
+      auto         counts = arrays[countsTag];
+      if (offsetsTag == 273 && offsets.size() == 1 && counts.size() == 1 && scalars[259] <= 1 &&
+          offsets[0] + counts[0] > size)
+      {
+        // One uncompressed strip whose count runs past the end: libtiff computes the strip's size from the
+        // image's instead (a "bogus StripByteCounts" it warns about), and so does this check.
+        const std::uint64_t bits = scalars.count(258) ? scalars[258] : 1;
+        const std::uint64_t samples = scalars.count(277) ? scalars[277] : 1;
+        counts[0] = (scalars[256] * bits * samples + 7) / 8 * scalars[257];
+      }
       for (std::size_t i = 0; i < std::min(offsets.size(), counts.size()); ++i)
       {
-        need(offsets[i] + counts[i]);
+        need(counts[i] > UINT64_MAX - offsets[i] ? UINT64_MAX : offsets[i] + counts[i]);
       }
     }
     next = read(buffer.data() + entries * entryBytes, offsetBytes);
   }
   if (promised > size)
   {
-    throw Truncated(file, promised, size, "(to the end of its strips, tiles and tag values)");
+    throw Truncated(file, promised, size, "(to the end of its strips or tiles)");
   }
 }
 

@@ -203,7 +203,7 @@ DicomCase(const std::string & name)
   if (name == "dicom_cut_third") // the case: so short that GDCM leaves it out of the series
   {
     Cut(files[2], static_cast<long long>(itksys::SystemTools::FileLength(files[2]) / 3));
-    return Expect(Run(args, "cut"), 2, "slice2.dcm is a DICOM file whose header cannot be read") && !Exists("out.nrrd");
+    return Expect(Run(args, "cut"), 2, "slice2.dcm is a slice of the series (its SOP class and series UID) whose header cannot be read") && !Exists("out.nrrd");
   }
   if (name == "dicom_cut_pixels") // cut inside the pixel data: GDCM reads it, the rest as 0
   {
@@ -292,7 +292,7 @@ OverwriteCase(const std::string & name)
   {
     return Expect(Run({ input, "--backend", "cpu", "--csv", Path("t.txt"), "--json", Path("t.txt") }, "o"),
                   1,
-                  "--csv and --json name the same file") &&
+                  "--csv and --json would both write") &&
            !Exists("t.txt");
   }
   return false;
