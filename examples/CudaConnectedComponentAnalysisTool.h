@@ -120,8 +120,9 @@ struct InputDescription
   unsigned int             dimension{ 0 };
   itk::IOComponentEnum     componentType{ itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE };
   std::string              componentName; ///< as ITK names it: "short", "unsigned_char", ...
-  std::vector<std::string> files;         ///< every file the input is read from (header, data, slices)
-  std::function<void()>    verifyData;    ///< the completeness check's decompression pass, if any: run it beside
+  std::vector<std::string> files;         ///< every file the input is read from (header, data; for a DICOM
+                                          ///< directory the files of all its series)
+  std::function<void()> verifyData;       ///< the completeness check's decompression pass, if any: run it beside
                                           ///< the read, and label nothing if it throws
 };
 
@@ -147,9 +148,9 @@ std::vector<std::string>
 CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io,
                        std::function<void()> * deferred = nullptr);
 
-/** Checks the DICOM series of `input` (a directory): no DICOM file of it left out of every series (an
- * unreadable header), every slice's pixel data whole, the slices evenly spaced (else an error, or with
- * `allowIrregularSlices` a warning). Throws ToolError (ExitCannotRead) naming the file. */
+/** Checks the DICOM series of `input` (a directory; input.files: the files of all its series): no slice of it
+ * left out of every series (an unreadable header), every slice's pixel data whole, the slices evenly spaced (else an
+ * error, or with `allowIrregularSlices` a warning). Throws ToolError (ExitCannotRead) naming the file. */
 void
 CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices);
 

@@ -28,7 +28,6 @@
 #include "CudaConnectedComponentAnalysisTool.h"
 
 #include "itkGDCMImageIO.h"
-#include "itkGDCMSeriesFileNames.h"
 #include "itkMetaDataObject.h"
 #include "itksys/Directory.hxx"
 #include "itksys/SystemTools.hxx"
@@ -181,34 +180,46 @@ CheckSlicePixelData(const std::string & series, const std::string & file, const 
 void
 CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
 {
-  // 1. DICOM files of the directory that GDCM put in no series and that name this series' SOP class and UID
-  //    (a slice whose header GDCM cannot read). Other DICOM files of no series (an RT structure set, a
-  //    report, a presentation state: no image) are not slices, and are left alone.
-  auto names = itk::GDCMSeriesFileNames::New();
-  names->SetDirectory(input.path);
-  std::set<std::string> inSomeSeries;
-  for (const auto & uid : names->GetSeriesUIDs())
+  // 1. Each slice's pixel data whole; the series' UIDs (for 2.), each slice's position along the normal (for 3.).
+  std::vector<double> position;
+  std::string         seriesUID;
+  std::string         sopClassUID;
+  for (const auto & file : input.fileNames)
   {
-    for (const auto & f : names->GetFileNames(uid))
-    {
-      inSomeSeries.insert(itksys::SystemTools::CollapseFullPath(f));
-    }
-  }
-  std::string seriesUID;
-  std::string sopClassUID;
-  {
-    auto first = itk::GDCMImageIO::New();
-    first->SetFileName(input.fileNames.front());
+    auto io = itk::GDCMImageIO::New();
+    io->SetFileName(file);
     try
     {
-      first->ReadImageInformation();
-      seriesUID = Tag(first->GetMetaDataDictionary(), "0020|000e");
-      sopClassUID = Tag(first->GetMetaDataDictionary(), "0008|0016");
+      io->ReadImageInformation();
     }
-    catch (const itk::ExceptionObject &)
+    catch (const itk::ExceptionObject & e)
     {
-      // read again below, where a failure names the file
+      throw DamagedSlice(input.path, file, std::string("cannot be read: ") + e.GetDescription());
     }
+    CheckSlicePixelData(input.path, file, *io);
+    if (position.empty())
+    {
+      seriesUID = Tag(io->GetMetaDataDictionary(), "0020|000e");
+      sopClassUID = Tag(io->GetMetaDataDictionary(), "0008|0016");
+    }
+    const auto   direction = io->GetDirection(2); // the slice normal
+    const double origin[3] = { io->GetOrigin(0),
+                               io->GetOrigin(1),
+                               io->GetNumberOfDimensions() > 2 ? io->GetOrigin(2) : 0.0 };
+    double       along = 0;
+    for (unsigned int d = 0; d < std::min<std::size_t>(3, direction.size()); ++d)
+    {
+      along += direction[d] * origin[d];
+    }
+    position.push_back(along);
+  }
+  // 2. DICOM files of the directory that GDCM put in no series and that name this series' SOP class and UID
+  //    (a slice whose header GDCM cannot read). Other DICOM files of no series (an RT structure set, a
+  //    report, a presentation state: no image) are not slices, and are left alone.
+  std::set<std::string> inSomeSeries;
+  for (const auto & f : input.files)
+  {
+    inSomeSeries.insert(itksys::SystemTools::CollapseFullPath(f));
   }
   itksys::Directory directory;
   directory.Load(input.path);
@@ -237,32 +248,7 @@ CheckDicomSeries(const InputDescription & input, bool allowIrregularSlices)
     }
   }
 
-  // 2. Each slice's pixel data whole; 3. the slices' positions along the normal, evenly spaced.
-  std::vector<double> position;
-  for (const auto & file : input.fileNames)
-  {
-    auto io = itk::GDCMImageIO::New();
-    io->SetFileName(file);
-    try
-    {
-      io->ReadImageInformation();
-    }
-    catch (const itk::ExceptionObject & e)
-    {
-      throw DamagedSlice(input.path, file, std::string("cannot be read: ") + e.GetDescription());
-    }
-    CheckSlicePixelData(input.path, file, *io);
-    const auto   direction = io->GetDirection(2); // the slice normal
-    const double origin[3] = { io->GetOrigin(0),
-                               io->GetOrigin(1),
-                               io->GetNumberOfDimensions() > 2 ? io->GetOrigin(2) : 0.0 };
-    double       along = 0;
-    for (unsigned int d = 0; d < std::min<std::size_t>(3, direction.size()); ++d)
-    {
-      along += direction[d] * origin[d];
-    }
-    position.push_back(along);
-  }
+  // 3. The slices' positions along the normal, evenly spaced.
   if (position.size() < 3)
   {
     return; // one step: nothing to compare it with

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -107,13 +108,6 @@ GzipLength(const std::string & file, std::uint64_t promised, const std::string &
   return total;
 }
 
-/** The bytes of `file` from `offset` on: the file's rest, or what its gzip stream yields. */
-std::uint64_t
-StreamLength(const std::string & file, std::uint64_t promised, const std::string & what)
-{
-  return IsGzip(file) ? GzipLength(file, promised, what) : FileSize(file);
-}
-
 // ---------------------------------------------------------------------------------------------- NIfTI
 
 template <typename T>
@@ -134,28 +128,37 @@ FieldAt(const unsigned char * header, std::size_t offset, bool swap)
   return value;
 }
 
+/** The other file of an Analyze / NIfTI pair: `file` ends with one of `from` (NAME.hdr[.gz] or NAME.img[.gz]),
+ * and the existing NAME + one of `to` is returned (else "", or NAME + to[0] where `orFirst`). */
+std::string
+NiftiPairFile(const std::string & file, std::initializer_list<const char *> from,
+              std::initializer_list<const char *> to, bool orFirst)
+{
+  for (const char * ext : from)
+  {
+    const std::size_t n = std::strlen(ext);
+    if (file.size() > n && file.compare(file.size() - n, n, ext) == 0)
+    {
+      const std::string base = file.substr(0, file.size() - n);
+      for (const char * other : to)
+      {
+        if (itksys::SystemTools::FileExists(base + other, true))
+        {
+          return base + other;
+        }
+      }
+      return orFirst ? base + *to.begin() : std::string();
+    }
+  }
+  return "";
+}
+
 /** The data file of an Analyze / NIfTI pair: NAME.hdr[.gz] -> NAME.img[.gz] (either compressed or not). */
 std::string
 NiftiPairDataFile(const std::string & header)
 {
-  std::string base = header;
-  for (const char * ext : { ".hdr.gz", ".HDR.gz", ".hdr", ".HDR" })
-  {
-    const std::size_t n = std::strlen(ext);
-    if (base.size() > n && base.compare(base.size() - n, n, ext) == 0)
-    {
-      base.resize(base.size() - n);
-      break;
-    }
-  }
-  for (const char * ext : { ".img", ".img.gz", ".IMG", ".IMG.gz" })
-  {
-    if (itksys::SystemTools::FileExists(base + ext, true))
-    {
-      return base + ext;
-    }
-  }
-  return base + ".img";
+  return NiftiPairFile(
+    header, { ".hdr.gz", ".HDR.gz", ".hdr", ".HDR" }, { ".img", ".img.gz", ".IMG", ".IMG.gz" }, true);
 }
 
 /** Runs `pass` now, or hands it to the caller through `deferred` (to run beside the image's read). */
@@ -218,29 +221,11 @@ MultiplyChecked(std::uint64_t a, std::uint64_t b, std::uint64_t & product)
   return true;
 }
 
-std::vector<std::string>
-CheckNifti(const std::string & file, std::function<void()> * deferred);
-
-/** NAME.img[.gz] given as the input: ITK reads the pair through NAME.hdr, and so is it checked. */
+/** NAME.img[.gz] given as the input: ITK reads the pair through NAME.hdr, and so is it checked ("" if none). */
 std::string
 NiftiPairHeaderOf(const std::string & file)
 {
-  for (const char * ext : { ".img.gz", ".IMG.gz", ".img", ".IMG" })
-  {
-    const std::size_t n = std::strlen(ext);
-    if (file.size() > n && file.compare(file.size() - n, n, ext) == 0)
-    {
-      const std::string base = file.substr(0, file.size() - n);
-      for (const char * header : { ".hdr", ".hdr.gz", ".HDR", ".HDR.gz" })
-      {
-        if (itksys::SystemTools::FileExists(base + header, true))
-        {
-          return base + header;
-        }
-      }
-    }
-  }
-  return "";
+  return NiftiPairFile(file, { ".img.gz", ".IMG.gz", ".img", ".IMG" }, { ".hdr", ".hdr.gz", ".HDR", ".HDR.gz" }, false);
 }
 
 std::vector<std::string>
@@ -335,7 +320,7 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
   const std::uint64_t promised = voxOffset + dataBytes;
   const std::string   what = "(vox_offset " + std::to_string(voxOffset) + " + " + Bytes(dataBytes) + " of voxels)";
   const auto          pass = [dataFile, promised, what]() {
-    const std::uint64_t yielded = StreamLength(dataFile, promised, what);
+    const std::uint64_t yielded = IsGzip(dataFile) ? GzipLength(dataFile, promised, what) : FileSize(dataFile);
     if (yielded < promised)
     {
       throw Truncated(dataFile, promised, yielded, what);

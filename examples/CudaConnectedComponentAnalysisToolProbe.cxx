@@ -66,6 +66,12 @@ ProbeInput(const std::string & path, const Options & options)
       }
       input.dicomSeries = true;
       input.fileNames = names->GetFileNames(uids.front());
+      // every series' files: none may be overwritten, and a DICOM file of none is looked at (CheckDicomSeries)
+      for (const auto & uid : uids)
+      {
+        const auto files = names->GetFileNames(uid);
+        input.files.insert(input.files.end(), files.begin(), files.end());
+      }
       io = itk::GDCMImageIO::New();
       io->SetFileName(input.fileNames.front());
     }
@@ -89,7 +95,6 @@ ProbeInput(const std::string & path, const Options & options)
   if (input.dicomSeries)
   {
     CheckDicomSeries(input, options.allowIrregularSlices);
-    input.files = input.fileNames;
   }
   else
   {

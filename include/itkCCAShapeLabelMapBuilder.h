@@ -25,14 +25,7 @@
 #include "itkShapeLabelObject.h"
 
 #include <algorithm>
-#include <array>
-#include <atomic>
-#include <cstdlib>
-#include <exception>
 #include <functional>
-#include <memory>
-#include <mutex>
-#include <new>
 #include <thread>
 #include <typeinfo>
 #include <vector>

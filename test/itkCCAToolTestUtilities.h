@@ -119,6 +119,48 @@ Expect(const Outcome & o, int code, const std::string & inStderr)
   return true;
 }
 
+/** A file of `g_Folder`. */
+inline std::string
+Path(const std::string & name)
+{
+  return g_Folder + "/" + name;
+}
+
+/** `bytes` written as the whole of `file`. */
+inline void
+Save(const std::string & file, const std::string & bytes)
+{
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+/** A deterministic random volume of short values: blocks of 2 pixels, 40 % of them 1000, on 0, with an
+ * anisotropic spacing. */
+inline Image<short, 3>::Pointer
+ShortVolume(const Size<3> & size = { { 40, 36, 24 } })
+{
+  auto         image = MakeRandomImage<Image<short, 3>>(size, 0.4, 2, 11, [](std::mt19937 &) { return 1000; });
+  const double spacing[3] = { 0.5, 0.75, 2.0 };
+  image->SetSpacing(spacing);
+  return image;
+}
+
+/** The start of a tool test's entry (arguments: tool case outputFolder ...): g_Tool set, g_Folder made
+ * anew as outputFolder/<prefix><case>. False (after the usage) with too few arguments. */
+inline bool
+StartToolTest(int argc, char * argv[], const std::string & prefix, const char * usage = "tool case outputFolder")
+{
+  if (argc < 4)
+  {
+    std::cerr << "Usage: " << argv[0] << " " << usage << std::endl;
+    return false;
+  }
+  g_Tool = argv[1];
+  g_Folder = std::string(argv[3]) + "/" + prefix + argv[2];
+  itksys::SystemTools::RemoveADirectory(g_Folder);
+  itksys::SystemTools::MakeDirectory(g_Folder);
+  return true;
+}
+
 /** `volume` as a DICOM series in `folder` (made anew): one single-slice 3D file per z, slice<z>.dcm, all
  * through one ImageIO, which gives them the same Study and Series UIDs (and each its position from the
  * slice's origin); slice `skip` is left out. Returns the files written. */

@@ -42,26 +42,9 @@ using ccatest::Slurp;
 
 using Short3 = Image<short, 3>;
 
-Short3::Pointer
-Volume(const Size<3> & size = { { 40, 36, 24 } })
-{
-  auto         image = ccatest::MakeRandomImage<Short3>(size, 0.4, 2, 11, [](std::mt19937 &) { return 1000; });
-  const double spacing[3] = { 0.5, 0.75, 2.0 };
-  image->SetSpacing(spacing);
-  return image;
-}
-
-std::string
-Path(const std::string & name)
-{
-  return g_Folder + "/" + name;
-}
-
-void
-Save(const std::string & file, const std::string & bytes)
-{
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
-}
+using ccatest::Path;
+using ccatest::Save;
+using ccatest::ShortVolume;
 
 /** `bytes` with every `from` replaced by `to` (same length); false where `from` is not in it. */
 bool
@@ -84,7 +67,7 @@ void
 Write(const std::string & name, bool compress)
 {
   auto writer = ImageFileWriter<Short3>::New();
-  writer->SetInput(Volume());
+  writer->SetInput(ShortVolume());
   writer->SetFileName(Path(name));
   writer->SetUseCompression(compress);
   writer->Update();
@@ -123,7 +106,7 @@ RunCase(const std::string & name)
   }
   if (name == "dicom_other_sop")
   {
-    const auto files = ccatest::WriteDicomSeries(Volume({ { 32, 28, 6 } }), Path("series"));
+    const auto files = ccatest::WriteDicomSeries(ShortVolume({ { 32, 28, 6 } }), Path("series"));
     // the slices' SOP class UID (a storage class: 1.2.840.10008.5.1.4.1.1.*), as written in the file
     std::string       bytes = Slurp(files.front());
     const std::string root = "1.2.840.10008.5.1.4.1.1.";
@@ -184,15 +167,10 @@ RunCase(const std::string & name)
 int
 itkCudaConnectedComponentAnalysisToolInputEdgeTest(int argc, char * argv[])
 {
-  if (argc < 4)
+  if (!ccatest::StartToolTest(argc, argv, "CCAToolInputEdge_"))
   {
-    std::cerr << "Usage: " << argv[0] << " tool case outputFolder" << std::endl;
     return EXIT_FAILURE;
   }
-  g_Tool = argv[1];
-  g_Folder = std::string(argv[3]) + "/CCAToolInputEdge_" + argv[2];
-  itksys::SystemTools::RemoveADirectory(g_Folder);
-  itksys::SystemTools::MakeDirectory(g_Folder);
   try
   {
     return RunCase(argv[2]) ? EXIT_SUCCESS : EXIT_FAILURE;

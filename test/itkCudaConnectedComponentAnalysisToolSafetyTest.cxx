@@ -59,21 +59,9 @@ using ccatest::Slurp;
 
 using Short3 = Image<short, 3>;
 
-/** A deterministic random volume of short values: blocks of 2 pixels, 40 % of them 1000, on 0. */
-Short3::Pointer
-Volume(const Size<3> & size = { { 40, 36, 24 } })
-{
-  auto         image = ccatest::MakeRandomImage<Short3>(size, 0.4, 2, 11, [](std::mt19937 &) { return 1000; });
-  const double spacing[3] = { 0.5, 0.75, 2.0 };
-  image->SetSpacing(spacing);
-  return image;
-}
-
-std::string
-Path(const std::string & name)
-{
-  return g_Folder + "/" + name;
-}
+using ccatest::Path;
+using ccatest::Save;
+using ccatest::ShortVolume;
 
 /** Keeps the first `keep` bytes of `file` (negative: all but the last -keep). */
 void
@@ -83,7 +71,7 @@ Cut(const std::string & file, long long keep)
   const auto  n =
     keep >= 0 ? static_cast<std::size_t>(keep) : bytes.size() - std::min(bytes.size(), static_cast<std::size_t>(-keep));
   bytes.resize(std::min(n, bytes.size()));
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+  Save(file, bytes);
 }
 
 bool
@@ -165,7 +153,7 @@ TruncatedCase(const std::string & format)
   }
   const TruncationCase & c = cases.at(format);
   auto                   writer = ImageFileWriter<Short3>::New();
-  writer->SetInput(Volume());
+  writer->SetInput(ShortVolume());
   writer->SetFileName(Path(c.file));
   writer->SetUseCompression(c.compress);
   writer->Update();
@@ -190,7 +178,7 @@ DicomCase(const std::string & name)
   const std::string folder = Path("series");
   const bool        gap = name == "dicom_gap" || name == "dicom_gap_allowed";
   // 6 slices of short, 2 mm apart; slice 3 left out for the gap
-  const auto               files = ccatest::WriteDicomSeries(Volume({ { 32, 28, 6 } }), folder, gap ? 3 : -1);
+  const auto               files = ccatest::WriteDicomSeries(ShortVolume({ { 32, 28, 6 } }), folder, gap ? 3 : -1);
   const std::string        out = Path("out.nrrd");
   std::vector<std::string> args{ folder, "--backend", "cpu", "--output", out };
   if (!gap)
@@ -203,7 +191,10 @@ DicomCase(const std::string & name)
   if (name == "dicom_cut_third") // the case: so short that GDCM leaves it out of the series
   {
     Cut(files[2], static_cast<long long>(itksys::SystemTools::FileLength(files[2]) / 3));
-    return Expect(Run(args, "cut"), 2, "slice2.dcm is a slice of the series (its SOP class and series UID) whose header cannot be read") && !Exists("out.nrrd");
+    return Expect(Run(args, "cut"),
+                  2,
+                  "slice2.dcm is a slice of the series (its SOP class and series UID) whose header cannot be read") &&
+           !Exists("out.nrrd");
   }
   if (name == "dicom_cut_pixels") // cut inside the pixel data: GDCM reads it, the rest as 0
   {
@@ -230,7 +221,7 @@ bool
 OverwriteCase(const std::string & name)
 {
   auto writer = ImageFileWriter<Short3>::New();
-  writer->SetInput(Volume());
+  writer->SetInput(ShortVolume());
   writer->SetFileName(Path(name == "overwrite_mhd_data" ? "in.mhd" : "in.nii.gz"));
   writer->SetUseCompression(true);
   writer->Update();
@@ -262,7 +253,7 @@ OverwriteCase(const std::string & name)
   }
   if (name == "overwrite_mask_csv")
   {
-    WriteImage(Volume(), Path("mask.mha"));
+    WriteImage(ShortVolume(), Path("mask.mha"));
     const std::string mask = Slurp(Path("mask.mha"));
     return Expect(Run({ input, "--backend", "cpu", "--mask", Path("mask.mha"), "--csv", Path("mask.mha") }, "o"),
                   1,
@@ -301,7 +292,7 @@ OverwriteCase(const std::string & name)
 bool
 StagedCase(const std::string & name)
 {
-  WriteImage(Volume(), Path("in.nrrd"));
+  WriteImage(ShortVolume(), Path("in.nrrd"));
   if (name == "staged_failure")
   {
     // PNG holds no uint32 labels: ITK's writer fails after creating its file. The earlier out.png stays.
@@ -389,7 +380,7 @@ EmptyCase(const std::string & name)
 bool
 ThreadsCase()
 {
-  WriteImage(Volume(), Path("in.nrrd"));
+  WriteImage(ShortVolume(), Path("in.nrrd"));
   const auto threads = [](const Outcome & o) {
     std::smatch match;
     return std::regex_search(o.out, match, std::regex("CPU engine, ([0-9]+) thread")) ? std::stoul(match[1]) : 0ul;
@@ -407,17 +398,12 @@ ThreadsCase()
 int
 itkCudaConnectedComponentAnalysisToolSafetyTest(int argc, char * argv[])
 {
-  if (argc < 4)
+  if (!ccatest::StartToolTest(argc, argv, "CCAToolSafety_"))
   {
-    std::cerr << "Usage: " << argv[0] << " tool case outputFolder" << std::endl;
     return EXIT_FAILURE;
   }
-  g_Tool = argv[1];
   const std::string testCase = argv[2];
-  g_Folder = std::string(argv[3]) + "/CCAToolSafety_" + testCase;
-  itksys::SystemTools::RemoveADirectory(g_Folder);
-  itksys::SystemTools::MakeDirectory(g_Folder);
-  bool ok = false;
+  bool              ok = false;
   try
   {
     const auto starts = [&testCase](const char * prefix) { return testCase.rfind(prefix, 0) == 0; };
