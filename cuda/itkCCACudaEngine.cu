@@ -59,6 +59,7 @@ CudaEngine::CudaEngine(int deviceId)
     m_Staging.Initialize();
     void * scalars = nullptr;
     CCA_CUDA_CHECK(cudaMallocHost(&scalars, 2 * sizeof(std::uint32_t)));
+    CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_CallerReady, cudaEventDisableTiming));
     m_HostScalars = static_cast<std::uint32_t *>(scalars);
   }
   catch (...)
@@ -93,7 +94,7 @@ CudaEngine::GetDescription() const
 std::uint64_t
 CudaEngine::Analyze(const Request & request)
 {
-  return Update(request, false, true);
+  return Update(request, request.inputOnDevice, true);
 }
 
 std::uint64_t
@@ -109,6 +110,12 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
                 " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
   }
   CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+  if (onDevice && request.stream != nullptr)
+  {
+    // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
+    CCA_CUDA_CHECK(cudaEventRecord(m_CallerReady, static_cast<cudaStream_t>(request.stream)));
+    CCA_CUDA_CHECK(cudaStreamWaitEvent(m_Stream, m_CallerReady, 0));
+  }
   SetGeometry(request);
   const int sms = m_Properties.multiProcessorCount;
 
@@ -331,7 +338,10 @@ CudaEngine::WriteLabels(const LabelOutput & output)
     throw Error("WriteLabels() needs an output buffer");
   }
   const std::size_t bytes = WriteLabelsOnDevice(output);
-  m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream);
+  if (!output.onDevice)
+  {
+    m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream);
+  }
   CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
 }
 
@@ -364,6 +374,7 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
                          m_FirstRun.As<std::uint32_t>(),
                          m_Parent.As<std::uint32_t>(),
                          DeviceNewIndexTable(output.newIndex),
+                         output.onDevice ? output.data : nullptr,
                          m_Labels,
                          m_Geometry,
                          m_Stream,
@@ -460,6 +471,11 @@ CudaEngine::ReadDeviceScalar(const std::uint32_t * device)
 void
 CudaEngine::ReleaseHandles()
 {
+  if (m_CallerReady)
+  {
+    cudaEventDestroy(m_CallerReady);
+    m_CallerReady = nullptr;
+  }
   if (m_HostScalars)
   {
     cudaFreeHost(m_HostScalars);

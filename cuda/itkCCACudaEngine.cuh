@@ -65,8 +65,8 @@ public:
   std::uint64_t
   Update(const Request & request, bool onDevice, bool featuresToHost);
 
-  /** Writes the label image into the engine's device buffer (output.data is not touched); returns its
-   * size in bytes. */
+  /** Writes the label image into output.data where it is device memory (output.onDevice), else into the
+   * engine's device buffer (output.data is not touched); returns its size in bytes. */
   std::size_t
   WriteLabelsOnDevice(const LabelOutput & output);
 
@@ -109,6 +109,7 @@ private:
   cudaStream_t                                   m_Stream = nullptr;
   PinnedStaging                                  m_Staging;
   std::uint32_t *                                m_HostScalars = nullptr;
+  cudaEvent_t                                    m_CallerReady = nullptr; ///< Request::stream's work done
   std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,

@@ -157,18 +157,23 @@ UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, De
 
 std::size_t
 WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const std::uint32_t * firstRun,
-                const std::uint32_t * runLabel, const unsigned long long * newIndex, DeviceBuffer & labels,
-                const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
+                const std::uint32_t * runLabel, const unsigned long long * newIndex, void * target,
+                DeviceBuffer & labels, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
 {
   const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
   DispatchScalarKind(output.kind, [&](auto tag) {
     using T = decltype(tag);
     T background;
     std::memcpy(&background, &output.backgroundBits, sizeof(T));
-    labels.Reserve(numPixels * sizeof(T), "the label image");
+    T * out = static_cast<T *>(target);
+    if (out == nullptr)
+    {
+      labels.Reserve(numPixels * sizeof(T), "the label image");
+      out = labels.As<T>();
+    }
     // Without runs the run arrays may be unallocated; the kernel never reads them then.
     WriteLabelsKernel<T><<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(
-      bits, firstRun, runLabel, newIndex, labels.As<T>(), background, output.skipValue, g);
+      bits, firstRun, runLabel, newIndex, out, background, output.skipValue, g);
     CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
   });
   return numPixels * ScalarKindSize(output.kind);

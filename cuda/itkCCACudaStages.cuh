@@ -66,12 +66,13 @@ const unsigned long long *
 UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex,
                     cudaStream_t stream);
 
-/** The label image in `output.kind`, into `labels` (device); returns its size in bytes. `newIndex` (device,
- * UploadNewIndexTable()) renumbers the components for the post-processing, or is nullptr. */
+/** The label image in `output.kind`, into `target` (device memory, such as a CuPy array) or, where that is
+ * nullptr, into `labels` (device); returns its size in bytes. `newIndex` (device, UploadNewIndexTable())
+ * renumbers the components for the post-processing, or is nullptr. */
 std::size_t
 WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const std::uint32_t * firstRun,
-                const std::uint32_t * runLabel, const unsigned long long * newIndex, DeviceBuffer & labels,
-                const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
+                const std::uint32_t * runLabel, const unsigned long long * newIndex, void * target,
+                DeviceBuffer & labels, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
 
 } // namespace cuda
 } // namespace cca

@@ -91,9 +91,11 @@ public:
 
   /** Writes the label image of the last Analyze() into `data` (raster order, the input's size): the k-th
    * (kept) component (0-based) gets the value k, plus one from `skipValue` on; background pixels (and
-   * removed components) the value whose bytes are `backgroundBits`. */
+   * removed components) the value whose bytes are `backgroundBits`. With `dataOnDevice`, `data` is GPU memory
+   * of the device that analyzed (an image analyzed with Request::inputOnDevice), written there. */
   void
-  WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits, std::uint64_t skipValue);
+  WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits, std::uint64_t skipValue,
+              bool dataOnDevice = false);
 
   /** The lines of the last Analyze()'s components. */
   void
@@ -126,6 +128,13 @@ public:
    * one call at a time: `main` must not call the engine while `beside` does. */
   static void
   RunBeside(const std::function<void()> & beside, const std::function<void()> & main);
+
+  /** Where the facade's warnings go (the automatic backend's fallback to the CPU engine, said once per
+   * process): `handler(text)`, text ending in a newline. The filter routes them to ITK's output window, the
+   * Python package to Python's warnings; nullptr restores the default, standard error. */
+  using WarningHandler = void (*)(const char * text);
+  static void
+  SetWarningHandler(WarningHandler handler);
 
 private:
   struct Internals;

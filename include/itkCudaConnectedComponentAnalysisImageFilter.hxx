@@ -21,6 +21,7 @@
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
 #include "itkMultiThreaderBase.h"
 #include "itkNumericTraits.h"
+#include "itkOutputWindow.h"
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +41,10 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   // #0 "Primary" required, #1 "MaskImage" optional, as ConnectedComponentImageFilter
   Self::AddOptionalInputName("MaskImage", 1);
   m_BackgroundValue = OutputPixelType{};
+  // The engines' warnings (the automatic backend's CPU fallback) go to ITK's output window, as ITK's own.
+  CudaConnectedComponentAnalysisEngine::SetWarningHandler([](const char * text) {
+    OutputWindowDisplayWarningText((std::string("CudaConnectedComponentAnalysisImageFilter: ") + text).c_str());
+  });
   // The LabelMap is a named output: output 0, the label image, stays the only indexed one.
   this->ProcessObject::SetOutput("LabelMap", this->MakeOutput("LabelMap"));
 }

@@ -81,6 +81,10 @@ std::uint64_t
 CPUEngine::Analyze(const Request & request)
 {
   m_Analyzed = false;
+  if (request.inputOnDevice)
+  {
+    throw Error("the CPU engine cannot read an image in GPU memory; use the CUDA engine");
+  }
   Validate(request);
 
   m_Size = request.size;
@@ -185,6 +189,10 @@ CPUEngine::WriteLabels(const LabelOutput & output)
   if (output.data == nullptr)
   {
     throw Error("CPU engine: WriteLabels() called with a null output buffer");
+  }
+  if (output.onDevice)
+  {
+    throw Error("the CPU engine cannot write a label image into GPU memory");
   }
   DispatchScalarKind(output.kind, [this, &output](auto tag) {
     using OutputPixelType = decltype(tag);

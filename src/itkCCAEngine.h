@@ -68,6 +68,8 @@ struct LabelOutput
   /** Optional (post-processing): for each component its new index (0-based), or UINT64_MAX where it was
    * removed and becomes background; the value written is then that of the new index. */
   const std::uint64_t * newIndex = nullptr;
+  /** CUDA engine only: `data` is a device pointer on the engine's device. */
+  bool onDevice = false;
 
   /** Value written for the k-th component (0-based). */
   std::uint64_t

@@ -20,12 +20,11 @@
 
 // The two optional attributes that ShapeLabelMapFilter reads from an object's lines rather than from sums
 // (the Feret diameter and the oriented bounding box), computed the same way on a component's lines.
-// Included only by itkCCAShapeAttributes.cxx.
+// Included only by itkCCAShapeAttributes.cxx. ITK-free (itkCCAPhysicalSpace.h): the Python package computes them
+// with this code too.
 
+#include "itkCCAPhysicalSpace.h"
 #include "itkCCATypes.h"
-
-#include "itkImageBase.h"
-#include "itkMatrix.h"
 
 #include <algorithm>
 #include <cmath>
@@ -40,10 +39,10 @@ namespace cca
 
 /** Line `line`'s start index. */
 template <unsigned int D>
-Index<D>
+IndexOf<D>
 LineIndex(const Lines & lines, std::uint64_t line)
 {
-  Index<D> idx;
+  IndexOf<D> idx;
   for (unsigned int i = 0; i < D; ++i)
   {
     idx[i] = lines.index[line][i];
@@ -53,8 +52,8 @@ LineIndex(const Lines & lines, std::uint64_t line)
 
 /** The row (y, z) of an index. */
 template <unsigned int D>
-std::pair<IndexValueType, IndexValueType>
-RowKey(const Index<D> & idx)
+std::pair<std::int64_t, std::int64_t>
+RowKey(const IndexOf<D> & idx)
 {
   return { D > 1 ? idx[1 % D] : 0, D > 2 ? idx[2 % D] : 0 };
 }
@@ -64,17 +63,16 @@ RowKey(const Index<D> & idx)
  * Membership is looked up in the component's lines, grouped by row. */
 template <unsigned int D>
 double
-FeretDiameter(const Lines & lines, std::uint64_t component, const ImageRegion<D> & region,
-              const Vector<double, D> & spacing)
+FeretDiameter(const Lines & lines, std::uint64_t component, const PhysicalSpace<D> & space)
 {
-  using IndexType = Index<D>;
+  using IndexType = IndexOf<D>;
   const std::uint64_t first = lines.firstLine[component];
   const std::uint64_t last = lines.firstLine[component + 1];
-  std::map<std::pair<IndexValueType, IndexValueType>, std::vector<std::pair<IndexValueType, IndexValueType>>> rows;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::pair<std::int64_t, std::int64_t>>> rows;
   for (std::uint64_t l = first; l < last; ++l)
   {
     const IndexType idx = LineIndex<D>(lines, l);
-    rows[RowKey<D>(idx)].emplace_back(idx[0], idx[0] + static_cast<IndexValueType>(lines.length[l]) - 1);
+    rows[RowKey<D>(idx)].emplace_back(idx[0], idx[0] + static_cast<std::int64_t>(lines.length[l]) - 1);
   }
   auto contains = [&rows](const IndexType & idx) {
     auto row = rows.find(RowKey<D>(idx));
@@ -84,7 +82,7 @@ FeretDiameter(const Lines & lines, std::uint64_t component, const ImageRegion<D>
     }
     const auto & lines = row->second;
     auto         it = std::upper_bound(
-      lines.begin(), lines.end(), idx[0], [](IndexValueType x, const std::pair<IndexValueType, IndexValueType> & line) {
+      lines.begin(), lines.end(), idx[0], [](std::int64_t x, const std::pair<std::int64_t, std::int64_t> & line) {
         return x < line.first;
       });
     return it != lines.begin() && idx[0] <= std::prev(it)->second;
@@ -112,7 +110,7 @@ FeretDiameter(const Lines & lines, std::uint64_t component, const ImageRegion<D>
           neighbor[d] += delta;
           centre = centre && delta == 0;
         }
-        onBoundary = !centre && (!region.IsInside(neighbor) || !contains(neighbor));
+        onBoundary = !centre && (!space.IsInside(neighbor) || !contains(neighbor));
       }
       if (onBoundary)
       {
@@ -128,7 +126,7 @@ FeretDiameter(const Lines & lines, std::uint64_t component, const ImageRegion<D>
       double length = 0;
       for (unsigned int i = 0; i < D; ++i)
       {
-        length += std::pow((boundary[p][i] - boundary[q][i]) * spacing[i], 2);
+        length += std::pow((boundary[p][i] - boundary[q][i]) * space.spacing[i], 2);
       }
       feret = std::max(feret, length);
     }
@@ -136,74 +134,84 @@ FeretDiameter(const Lines & lines, std::uint64_t component, const ImageRegion<D>
   return std::sqrt(feret);
 }
 
-/** ShapeLabelMapFilter::ComputeOrientedBoundingBox, on the component's lines. */
+/** ShapeLabelMapFilter::ComputeOrientedBoundingBox, on the component's lines; the products as vnl's matrix
+ * products sum them (from zero, in index order). */
 template <unsigned int D>
 void
-SetOrientedBoundingBox(const Lines & lines, std::uint64_t component, const ImageBase<D> * image,
-                       const Matrix<double, D, D> & principalAxes, const Point<double, D> & centroid,
+SetOrientedBoundingBox(const Lines & lines, std::uint64_t component, const PhysicalSpace<D> & space,
+                       const SquareMatrix<D> & principalAxes, const std::array<double, D> & centroid,
                        ShapeAttributes & a)
 {
-  using IndexType = Index<D>;
-  using PointType = Point<double, D>;
-  using VNLMatrixType = vnl_matrix<double>;
-  using VNLVectorType = vnl_vector<double>;
+  using Vector = std::array<double, D>;
   const std::uint64_t first = lines.firstLine[component];
   const std::uint64_t numLines = lines.firstLine[component + 1] - first;
-  VNLMatrixType       principalAxesBasisMatrix{ principalAxes.GetVnlMatrix().as_matrix() };
-  VNLMatrixType       pixelLocations(D, static_cast<unsigned int>(numLines * 2));
-  for (unsigned int l = 0; l < numLines; ++l)
-  {
-    IndexType idx = LineIndex<D>(lines, first + l);
-    PointType pt;
-    image->TransformIndexToPhysicalPoint(idx, pt);
-    for (unsigned int j = 0; j < D; ++j)
-    {
-      pixelLocations(j, l * 2) = pt[j] - centroid[j];
-    }
-    idx[0] += static_cast<IndexValueType>(lines.length[first + l]) - 1;
-    image->TransformIndexToPhysicalPoint(idx, pt);
-    for (unsigned int j = 0; j < D; ++j)
-    {
-      pixelLocations(j, l * 2 + 1) = pt[j] - centroid[j];
-    }
-  }
-  const VNLMatrixType transformed = principalAxesBasisMatrix * pixelLocations;
-  VNLVectorType       minimumPrincipalAxis = transformed.get_column(0);
-  VNLVectorType       maximumPrincipalAxis = transformed.get_column(0);
-  for (unsigned int column = 1; column < transformed.columns(); ++column)
-  {
+  // principalAxes · (p - centroid): each line's first and last pixel, as ITK's pixel locations.
+  auto project = [&](const Vector & p) {
+    Vector out;
     for (unsigned int i = 0; i < D; ++i)
     {
-      minimumPrincipalAxis[i] = std::min(minimumPrincipalAxis[i], transformed(i, column));
-      maximumPrincipalAxis[i] = std::max(maximumPrincipalAxis[i], transformed(i, column));
+      double sum = 0;
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        sum += principalAxes[i][j] * (p[j] - centroid[j]);
+      }
+      out[i] = sum;
+    }
+    return out;
+  };
+  Vector minimumPrincipalAxis{};
+  Vector maximumPrincipalAxis{};
+  for (std::uint64_t l = 0; l < numLines; ++l)
+  {
+    IndexOf<D> idx = LineIndex<D>(lines, first + l);
+    for (int end = 0; end < 2; ++end)
+    {
+      if (end == 1)
+      {
+        idx[0] += static_cast<std::int64_t>(lines.length[first + l]) - 1;
+      }
+      const Vector t = project(space.IndexToPoint(idx));
+      for (unsigned int i = 0; i < D; ++i)
+      {
+        minimumPrincipalAxis[i] = l == 0 && end == 0 ? t[i] : std::min(minimumPrincipalAxis[i], t[i]);
+        maximumPrincipalAxis[i] = l == 0 && end == 0 ? t[i] : std::max(maximumPrincipalAxis[i], t[i]);
+      }
     }
   }
-  VNLVectorType adjustedMinimum = minimumPrincipalAxis;
-  VNLVectorType adjustedMaximum = maximumPrincipalAxis;
+  Vector adjustedMinimum = minimumPrincipalAxis;
+  Vector adjustedMaximum = maximumPrincipalAxis;
   for (unsigned int p = 0; p < 1u << D; ++p)
   {
-    Vector<double, D> spacingAxis(0.5 * image->GetSpacing());
+    Vector spacingAxis;
     for (unsigned int i = 0; i < D; ++i)
     {
+      spacingAxis[i] = 0.5 * space.spacing[i];
       if (p & 1u << i)
       {
         spacingAxis[i] *= -1;
       }
     }
-    const auto          physicalOffset = image->TransformLocalVectorToPhysicalVector(spacingAxis);
-    const VNLVectorType paOffset = principalAxesBasisMatrix * physicalOffset.GetVnlVector();
+    const Vector physicalOffset = space.LocalVectorToPhysical(spacingAxis);
     for (unsigned int i = 0; i < D; ++i)
     {
-      adjustedMinimum[i] = std::min(adjustedMinimum[i], minimumPrincipalAxis[i] + paOffset[i]);
-      adjustedMaximum[i] = std::max(adjustedMaximum[i], maximumPrincipalAxis[i] + paOffset[i]);
+      double paOffset = 0;
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        paOffset += principalAxes[i][j] * physicalOffset[j];
+      }
+      adjustedMinimum[i] = std::min(adjustedMinimum[i], minimumPrincipalAxis[i] + paOffset);
+      adjustedMaximum[i] = std::max(adjustedMaximum[i], maximumPrincipalAxis[i] + paOffset);
     }
   }
-  principalAxesBasisMatrix.inplace_transpose();
-  const VNLVectorType minimum = principalAxesBasisMatrix * adjustedMinimum;
   for (unsigned int i = 0; i < D; ++i)
   {
+    double minimum = 0; // principalAxesᵀ · adjustedMinimum
+    for (unsigned int j = 0; j < D; ++j)
+    {
+      minimum += principalAxes[j][i] * adjustedMinimum[j];
+    }
     a.orientedBoundingBoxSize[i] = std::abs(adjustedMaximum[i] - adjustedMinimum[i]);
-    a.orientedBoundingBoxOrigin[i] = minimum[i] + centroid[i];
+    a.orientedBoundingBoxOrigin[i] = minimum + centroid[i];
   }
 }
 

@@ -23,21 +23,16 @@
 // Under a rotated direction the moments are taken before the rotation (the same eigenvalues), so that
 // they are exact zeros there too.
 // The Feret diameter and the oriented bounding box read the component's lines, as ITK reads the object's
-// (itkCCALineAttributes.h).
+// (itkCCALineAttributes.h). ITK-free (itkCCAPhysicalSpace.h, itkCCASymmetricEigensystem.h): the Python package
+// computes its table with this code.
 
 #include "itkCCATypes.h"
 
 #include "itkCCALineAttributes.h"
 #include "itkCCALineMoments.h"
+#include "itkCCAPhysicalSpace.h"
 #include "itkCCAProductDifference.h"
-
-#include "itkGeometryUtilities.h"
-#include "itkImageBase.h"
-#include "itkMath.h"
-#include "itkMatrix.h"
-#include "itkMultiThreaderBase.h"
-#include "vnl/algo/vnl_determinant.h"
-#include "vnl/algo/vnl_netlib.h" // v3p_netlib_rs_: EISPACK's rs, which vnl_symmetric_eigensystem calls
+#include "itkCCASymmetricEigensystem.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,10 +53,8 @@ namespace
  * eigenvalues ascending, eigenvectors as the rows of `vectorsAsRows` (vnl's V transposed). */
 template <unsigned int D>
 void
-SymmetricEigensystem(const Matrix<double, D, D> & m, std::array<double, 3> & values,
-                     Matrix<double, D, D> & vectorsAsRows)
+SymmetricEigensystem(const SquareMatrix<D> & m, std::array<double, 3> & values, SquareMatrix<D> & vectorsAsRows)
 {
-  long   n = D;
   double a[D * D]; // rs reads the lower triangle column-major; symmetric, so either order
   for (unsigned int i = 0; i < D; ++i)
   {
@@ -72,12 +65,8 @@ SymmetricEigensystem(const Matrix<double, D, D> & m, std::array<double, 3> & val
   }
   double w[D];
   double z[D * D];
-  double fv1[D];
-  double fv2[D];
-  long   wantVectors = 1;
-  long   ierr = 0;
-  v3p_netlib_rs_(&n, &n, a, w, &wantVectors, z, fv1, fv2, &ierr);
   // ierr (no convergence in 30 iterations) is ignored, as vnl_symmetric_eigensystem's constructor does.
+  SymmetricEigensystemRS(D, a, w, z);
   for (unsigned int c = 0; c < D; ++c)
   {
     values[c] = w[c];
@@ -88,70 +77,24 @@ SymmetricEigensystem(const Matrix<double, D, D> & m, std::array<double, 3> & val
   }
 }
 
-/** vnl_determinant of the rows of a D x D matrix (D = 1, 2, 3), as it computes it, without a vnl_matrix. */
-template <unsigned int D>
-double
-Determinant(const Matrix<double, D, D> & m)
-{
-  if constexpr (D == 1)
-  {
-    return m[0][0];
-  }
-  else if constexpr (D == 2)
-  {
-    return vnl_determinant(m[0], m[1]);
-  }
-  else
-  {
-    return vnl_determinant(m[0], m[1], m[2]);
-  }
-}
-
-
 template <unsigned int D>
 class ShapeAttributeCalculatorOf final : public cca::ShapeAttributeCalculator
 {
 public:
-  using ImageType = ImageBase<D>;
-  using MatrixType = Matrix<double, D, D>;
-  using IndexType = typename ImageType::IndexType;
-  using PointType = typename ImageType::PointType;
+  using MatrixType = SquareMatrix<D>;
+  using PointType = std::array<double, D>;
 
   ShapeAttributeCalculatorOf(const std::vector<ComponentSums> & sums, const Geometry & geometry,
                              const ShapeOptions & options, const Lines & lines)
-    : m_Sums(sums)
+    : m_Space(geometry)
+    , m_Sums(sums)
     , m_Options(options)
     , m_Lines(lines)
   {
-    m_Image = ImageType::New();
-    typename ImageType::RegionType    region;
-    typename ImageType::SpacingType   spacing;
-    PointType                         origin;
-    typename ImageType::DirectionType direction;
+    const auto & direction = m_Space.direction;
     for (unsigned int i = 0; i < D; ++i)
     {
-      region.SetIndex(i, geometry.start[i]);
-      region.SetSize(i, geometry.size[i]);
-      spacing[i] = geometry.spacing[i];
-      origin[i] = geometry.origin[i];
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        direction[i][j] = geometry.direction[i][j];
-      }
-    }
-    m_Image->SetRegions(region);
-    m_Image->SetSpacing(spacing);
-    m_Image->SetOrigin(origin);
-    m_Image->SetDirection(direction);
-    m_Region = region;
-    m_Spacing = spacing;
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        m_IndexToPhysical[i][j] = direction[i][j] * spacing[j];
-      }
-      m_SizePerPixel *= spacing[i];
+      m_SizePerPixel *= m_Space.spacing[i];
     }
     // A rotation (DᵀD = I) does not change the principal moments: they are then taken in the index
     // axes (scaled by the spacing), where a flat or one-pixel object has exact zero moments instead of
@@ -175,20 +118,38 @@ public:
   }
 
   void
-  Compute(std::uint64_t component, ShapeAttributes & a) const override
+  ComputeBasic(std::uint64_t component, ShapeAttributes & a) const override
   {
-    const ComponentSums &      f = m_Sums[component];
-    const IndexType            start = m_Region.GetIndex();
-    const double               n = static_cast<double>(f.numberOfPixels);
-    ContinuousIndex<double, D> centroidIndex;
+    const ComponentSums & f = m_Sums[component];
+    const auto &          start = m_Space.start;
+    const double          n = static_cast<double>(f.numberOfPixels);
+    std::array<double, D> centroidIndex;
     for (unsigned int i = 0; i < D; ++i)
     {
-      a.boundingBoxIndex[i] = start[i] + static_cast<IndexValueType>(f.boundingBoxMin[i]);
+      a.boundingBoxIndex[i] = start[i] + static_cast<std::int64_t>(f.boundingBoxMin[i]);
       a.boundingBoxSize[i] = f.boundingBoxMax[i] - f.boundingBoxMin[i] + 1;
       centroidIndex[i] = static_cast<double>(start[i]) + static_cast<double>(f.indexSum[i]) / n;
     }
-    PointType centroid;
-    m_Image->TransformContinuousIndexToPhysicalPoint(centroidIndex, centroid);
+    const PointType centroid = m_Space.ContinuousIndexToPoint(centroidIndex);
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      a.centroid[i] = centroid[i];
+    }
+    a.numberOfPixels = f.numberOfPixels;
+    a.physicalSize = n * m_SizePerPixel;
+  }
+
+  void
+  Compute(std::uint64_t component, ShapeAttributes & a) const override
+  {
+    ComputeBasic(component, a);
+    const ComponentSums & f = m_Sums[component];
+    const double          n = static_cast<double>(f.numberOfPixels);
+    PointType             centroid;
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      centroid[i] = a.centroid[i];
+    }
 
     // Index-space covariance from exact sums: (N·Σqiqj − Σqi·Σqj) / N²; for a component too long for the
     // engines' 64-bit product sums, the same numerators from its lines (itkCCALineMoments.h).
@@ -226,7 +187,7 @@ public:
         {
           for (unsigned int q = 0; q < D; ++q)
           {
-            c += m_IndexToPhysical[i][p] * covariance[p][q] * m_IndexToPhysical[j][q];
+            c += m_Space.indexToPhysical[i][p] * covariance[p][q] * m_Space.indexToPhysical[j][q];
           }
         }
         centralMoments[i][j] = c;
@@ -247,7 +208,7 @@ public:
       {
         for (unsigned int j = 0; j < D; ++j)
         {
-          scaledCovariance[i][j] = m_Spacing[i] * covariance[i][j] * m_Spacing[j];
+          scaledCovariance[i][j] = m_Space.spacing[i] * covariance[i][j] * m_Space.spacing[j];
         }
       }
       MatrixType indexSpaceVectors;
@@ -271,21 +232,21 @@ public:
     }
     else
     {
-      if (Math::NotAlmostEquals(principalMoments[0], 0.0))
+      if (NotAlmostZero(principalMoments[0]))
       {
         const double flatnessRatio = principalMoments[1] / principalMoments[0];
         flatness = flatnessRatio > 0.0 ? std::sqrt(flatnessRatio) : 0.0;
       }
-      if (Math::NotAlmostEquals(principalMoments[D - 2], 0.0))
+      if (NotAlmostZero(principalMoments[D - 2]))
       {
         const double elongationRatio = principalMoments[D - 1] / principalMoments[D - 2];
         elongation = elongationRatio > 0.0 ? std::sqrt(elongationRatio) : 0.0;
       }
     }
 
-    const double physicalSize = n * m_SizePerPixel;
-    const double equivalentRadius = GeometryUtilities::HyperSphereRadiusFromVolume(D, physicalSize);
-    const double equivalentPerimeter = GeometryUtilities::HyperSpherePerimeter(D, equivalentRadius);
+    const double physicalSize = a.physicalSize;
+    const double equivalentRadius = HyperSphereRadiusFromVolume(D, physicalSize);
+    const double equivalentPerimeter = HyperSpherePerimeter(D, equivalentRadius);
     double       edet = 1.0;
     for (unsigned int i = 0; i < D; ++i)
     {
@@ -304,14 +265,11 @@ public:
     double perimeterOnBorder = 0;
     for (unsigned int i = 0; i < D; ++i)
     {
-      perimeterOnBorder += static_cast<double>(f.borderFaces[i]) * (m_SizePerPixel / m_Spacing[i]);
+      perimeterOnBorder += static_cast<double>(f.borderFaces[i]) * (m_SizePerPixel / m_Space.spacing[i]);
     }
 
-    a.numberOfPixels = f.numberOfPixels;
-    a.physicalSize = physicalSize;
     for (unsigned int i = 0; i < D; ++i)
     {
-      a.centroid[i] = centroid[i];
       a.principalMoments[i] = principalMoments[i];
       for (unsigned int j = 0; j < D; ++j)
       {
@@ -332,11 +290,11 @@ public:
     }
     if (m_Options.computeFeretDiameter)
     {
-      a.feretDiameter = FeretDiameter<D>(m_Lines, component, m_Region, m_Spacing);
+      a.feretDiameter = FeretDiameter<D>(m_Lines, component, m_Space);
     }
     if (m_Options.computeOrientedBoundingBox)
     {
-      SetOrientedBoundingBox<D>(m_Lines, component, m_Image.GetPointer(), principalAxes, centroid, a);
+      SetOrientedBoundingBox<D>(m_Lines, component, m_Space, principalAxes, centroid, a);
     }
   }
 
@@ -345,14 +303,14 @@ private:
   double
   PerimeterFromIntercepts(const std::array<std::uint64_t, 7> & n) const
   {
-    const auto & s = m_Spacing;
+    const auto & s = m_Space.spacing;
     if constexpr (D == 2)
     {
       double perimeter = 0.0;
       perimeter += s[1] * n[0] / 2.0;
       perimeter += s[0] * n[1] / 2.0;
-      perimeter += s[0] * s[1] / s.GetNorm() * n[3] / 2.0;
-      return perimeter * itk::Math::pi / 4.0;
+      perimeter += s[0] * s[1] / std::sqrt(s[0] * s[0] + s[1] * s[1]) * n[3] / 2.0; // Vector::GetNorm
+      return perimeter * Pi / 4.0;
     }
     else if constexpr (D == 3)
     {
@@ -384,8 +342,7 @@ private:
       {
         perimeter += pixelSize / s[i] * n[i] / 2.0;
       }
-      return perimeter * GeometryUtilities::HyperSphereVolume(D, 1.0) /
-             GeometryUtilities::HyperSphereVolume(D - 1, 1.0);
+      return perimeter * HyperSphereVolume(D, 1.0) / HyperSphereVolume(D - 1, 1.0);
     }
   }
 
@@ -421,10 +378,7 @@ private:
 #endif
   }
 
-  typename ImageType::Pointer        m_Image;
-  typename ImageType::RegionType     m_Region;
-  typename ImageType::SpacingType    m_Spacing;
-  MatrixType                         m_IndexToPhysical;
+  PhysicalSpace<D>                   m_Space;
   double                             m_SizePerPixel = 1.0;
   bool                               m_DirectionIsIdentity = true;
   bool                               m_DirectionIsRotation = true;

@@ -26,9 +26,10 @@
 #include "itkCCAEngine.h"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
-#include "itkOutputWindow.h"
 
 #include <algorithm>
+#include <atomic>
+#include <iostream>
 #include <exception>
 #include <system_error>
 #include <cstdint>
@@ -42,14 +43,22 @@ namespace itk
 {
 namespace
 {
+void
+WriteWarningToStandardError(const char * text)
+{
+  std::cerr << "CudaConnectedComponentAnalysis: " << text << std::flush;
+}
+
+std::atomic<CudaConnectedComponentAnalysisEngine::WarningHandler> warningHandler{ &WriteWarningToStandardError };
+
 /** The automatic backend's fallback to the CPU engine is said once per process, not per Update(). */
 void
 ReportCPUFallbackOnce(const std::string & reason)
 {
   static std::once_flag once;
   std::call_once(once, [&reason]() {
-    const std::string text = "CudaConnectedComponentAnalysisImageFilter: " + reason + " -- using the CPU engine.\n";
-    OutputWindowDisplayWarningText(text.c_str());
+    const std::string text = reason + " -- using the CPU engine.\n";
+    warningHandler.load()(text.c_str());
   });
 }
 } // namespace
@@ -290,9 +299,16 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
   in.description.clear();
   const Request & request = r;
   return Translated("labeling the image", [&]() -> std::uint64_t {
-    cca::Engine * engine = backend == Backend::Automatic
+    // An image in GPU memory stays there: the CUDA engine or an error, never a copy to the CPU engine.
+    if (request.inputOnDevice && backend == Backend::CPU)
+    {
+      throw cca::Error(
+        "the image is in GPU memory: the CPU backend cannot read it (use the CUDA or automatic backend)");
+    }
+    const Backend chosen = request.inputOnDevice ? Backend::CUDA : backend;
+    cca::Engine * engine = chosen == Backend::Automatic
                              ? &in.AcquireAutomatic(deviceId, numberOfThreads, numberOfWorkUnits)
-                             : &in.Acquire(backend, deviceId, numberOfThreads, numberOfWorkUnits);
+                             : &in.Acquire(chosen, deviceId, numberOfThreads, numberOfWorkUnits);
     std::uint64_t count = 0;
     try
     {
@@ -301,7 +317,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     catch (const cca::Unavailable & e)
     {
       // Only the automatic backend may change engines, and only for a reason the CPU engine does not share.
-      if (backend != Backend::Automatic || in.engineBackend == Backend::CPU)
+      if (chosen != Backend::Automatic || in.engineBackend == Backend::CPU)
       {
         throw;
       }
@@ -358,9 +374,10 @@ CudaConnectedComponentAnalysisEngine::GetComponentSums() const
 
 void
 CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits,
-                                                  std::uint64_t skipValue)
+                                                  std::uint64_t skipValue, bool dataOnDevice)
 {
   cca::LabelOutput output;
+  output.onDevice = dataOnDevice;
   output.data = data;
   output.kind = kind;
   output.backgroundBits = backgroundBits;
@@ -368,7 +385,10 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
   output.newIndex = m_Internals->selected ? m_Internals->selection.newIndex.data() : nullptr;
   Translated("writing the label image", [&]() {
     cca::Engine & engine = m_Internals->Analyzed();
-    cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));
+    if (!dataOnDevice)
+    {
+      cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));
+    }
     engine.WriteLabels(output);
   });
 }
@@ -462,6 +482,12 @@ CudaConnectedComponentAnalysisEngine::RunBeside(const std::function<void()> & be
   {
     std::rethrow_exception(besideError);
   }
+}
+
+void
+CudaConnectedComponentAnalysisEngine::SetWarningHandler(WarningHandler handler)
+{
+  warningHandler.store(handler != nullptr ? handler : &WriteWarningToStandardError);
 }
 
 } // namespace itk

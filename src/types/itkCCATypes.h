@@ -234,6 +234,10 @@ struct Request
   double         pixelVolume = 1; ///< the spacing's product, in dimension order (for minimumPhysicalSize)
   /** CUDA engine only (the benchmark's variants). */
   FeatureAlgorithm featureAlgorithm = FeatureAlgorithm::ConflictDetection;
+  /** CUDA engine only: `input` and `mask` are device pointers (CuPy, PyTorch) on the engine's device; the
+   * engine's work is ordered after the work already queued on `stream` (a cudaStream_t; nullptr: none). */
+  bool   inputOnDevice = false;
+  void * stream = nullptr;
 
   std::uint64_t
   NumberOfPixels() const
@@ -309,6 +313,10 @@ public:
   virtual ~ShapeAttributeCalculator() = default;
   virtual void
   Compute(std::uint64_t component, ShapeAttributes & attributes) const = 0;
+  /** Only what needs no shape sums: numberOfPixels, physicalSize, boundingBoxIndex/Size and centroid (the
+   * Python table's basic columns, from any Analyze()). */
+  virtual void
+  ComputeBasic(std::uint64_t component, ShapeAttributes & attributes) const = 0;
 };
 
 } // namespace cca

@@ -1,0 +1,178 @@
+"""Arrays in and out: numpy (host), CuPy and PyTorch (host or CUDA), itk.Image (host, with its geometry).
+
+The engines read a C-contiguous array of up to three dimensions, the last axis the fastest (ITK's x). What
+is handed over is checked here with messages that say what to do; other layouts are copied once, on the
+array's own device, and said so in the docs (docs/python.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_SUPPORTED_KINDS = "bool, int8..int64, uint8..uint64, float32, float64"
+
+
+class Input:
+    """An image (or mask) as the engines take it, and how to make outputs of the same kind."""
+
+    def __init__(self, array, library, device, stream=0, itk_image=None):
+        self.array = array  # numpy.ndarray, cupy.ndarray or torch.Tensor, C-contiguous
+        self.library = library  # "numpy", "cupy" or "torch"
+        self.device = device  # -1: host memory, else the CUDA device
+        self.stream = stream  # the caller's current CUDA stream (device arrays), as an integer handle
+        self.itk_image = itk_image  # the itk.Image it came from, if any
+
+    @property
+    def shape(self):
+        return tuple(int(s) for s in self.array.shape)
+
+    @property
+    def ndim(self):
+        return len(self.array.shape)
+
+    def empty(self, dtype):
+        """An uninitialized array of the image's shape on the image's device, in the image's library."""
+        dtype = np.dtype(dtype)
+        if self.library == "numpy":
+            return np.empty(self.shape, dtype=dtype)
+        if self.library == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                return cupy.empty(self.shape, dtype=dtype)
+        import torch
+
+        torch_dtype = {
+            np.dtype(np.uint8): torch.uint8,
+            np.dtype(np.int16): torch.int16,
+            np.dtype(np.int32): torch.int32,
+            np.dtype(np.int64): torch.int64,
+            np.dtype(np.uint16): getattr(torch, "uint16", None),
+            np.dtype(np.uint32): getattr(torch, "uint32", None),
+            np.dtype(np.uint64): getattr(torch, "uint64", None),
+        }.get(dtype)
+        if torch_dtype is None:
+            raise TypeError(f"label dtype {dtype} has no PyTorch equivalent here; use int32 or int64")
+        device = "cpu" if self.device < 0 else f"cuda:{self.device}"
+        return torch.empty(self.shape, dtype=torch_dtype, device=device)
+
+
+def _library_of(obj):
+    module = type(obj).__module__.split(".")[0]
+    if module in ("cupy", "torch", "numpy"):
+        return module
+    return None
+
+
+def _is_itk_image(obj):
+    return type(obj).__module__.startswith("itk.") and hasattr(obj, "GetLargestPossibleRegion")
+
+
+def _check_dtype(dtype, what):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        raise TypeError(f"{what}: complex pixels ({dtype}) are not supported; pass the magnitude or one part")
+    if dtype.kind not in "biuf" or dtype.itemsize > 8 or dtype == np.float16:
+        raise TypeError(f"{what}: pixel type {dtype} is not supported ({_SUPPORTED_KINDS})")
+    return dtype
+
+
+def _check_shape(shape, what):
+    if len(shape) == 0:
+        raise ValueError(f"{what}: a 0-d array (a scalar) has no components; pass a 1-D, 2-D or 3-D array")
+    if len(shape) > 3:
+        raise ValueError(
+            f"{what}: {len(shape)}-D arrays are not supported (1 to 3 dimensions); "
+            "label a stack one image at a time"
+        )
+    if any(s == 0 for s in shape):
+        raise ValueError(f"{what}: the array is empty (shape {tuple(shape)})")
+
+
+def as_input(obj, what="image"):
+    """Wraps `obj` (numpy, CuPy, PyTorch, itk.Image, or anything numpy.asarray takes) for the engines."""
+    if _is_itk_image(obj):
+        import itk
+
+        view = itk.array_view_from_image(obj)
+        _check_shape(view.shape, what)
+        _check_dtype(view.dtype, what)
+        return Input(np.ascontiguousarray(view), "numpy", -1, itk_image=obj)
+    library = _library_of(obj)
+    if library == "cupy":
+        import cupy
+
+        _check_shape(obj.shape, what)
+        _check_dtype(obj.dtype, what)
+        device = int(obj.device.id)
+        with cupy.cuda.Device(device):
+            array = cupy.ascontiguousarray(obj)
+            stream = cupy.cuda.get_current_stream().ptr
+        return Input(array, "cupy", device, stream)
+    if library == "torch":
+        import torch
+
+        _check_shape(tuple(obj.shape), what)
+        if obj.is_complex():
+            raise TypeError(f"{what}: complex pixels ({obj.dtype}) are not supported; pass the magnitude or one part")
+        if obj.dtype in (torch.float16, torch.bfloat16):
+            raise TypeError(f"{what}: pixel type {obj.dtype} is not supported ({_SUPPORTED_KINDS})")
+        if obj.requires_grad:
+            obj = obj.detach()
+        array = obj.contiguous()
+        if array.is_cuda:
+            device = array.device.index if array.device.index is not None else torch.cuda.current_device()
+            stream = torch.cuda.current_stream(device).cuda_stream
+            return Input(array, "torch", device, stream)
+        if array.device.type != "cpu":
+            raise ValueError(f"{what}: tensors must be on the CPU or a CUDA device, not {array.device}")
+        return Input(array, "torch", -1)
+    if hasattr(obj, "__cuda_array_interface__") or (
+        hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] not in (1, 3)
+    ):
+        raise TypeError(
+            f"{what}: device arrays are taken from CuPy and PyTorch; convert this one "
+            "(e.g. cupy.asarray(x) or torch.from_dlpack(x))"
+        )
+    array = np.asarray(obj)
+    if array.dtype == object:
+        raise TypeError(f"{what}: an object array is not an image ({_SUPPORTED_KINDS})")
+    _check_shape(array.shape, what)
+    _check_dtype(array.dtype, what)
+    return Input(np.ascontiguousarray(array), "numpy", -1)
+
+
+def itk_image_like(array, like=None):
+    """An itk.Image holding `array` (numpy axis order), with `like`'s region and geometry where given.
+
+    Made by size rather than with itk.image_from_array, which takes an array with a length-1 axis (both C- and
+    Fortran-contiguous) for a Fortran-ordered one and transposes it."""
+    import itk
+    from itk.support.types import itkCType
+
+    d = array.ndim
+    try:
+        image_type = itk.Image[itkCType.GetCTypeForDType(array.dtype), d]
+    except Exception as e:  # itk's wrapping has no such image type
+        raise TypeError(f"this itk build wraps no {d}-D image of {array.dtype}; pass dtype= one it wraps "
+                        "(uint8, uint16, uint32, uint64, int32)") from e
+    image = image_type.New()
+    if like is not None:
+        image.CopyInformation(like)
+        image.SetRegions(like.GetLargestPossibleRegion())
+    else:
+        size = itk.Size[d]()
+        for i, s in enumerate(reversed(array.shape)):
+            size[i] = int(s)
+        image.SetRegions(itk.ImageRegion[d](size))
+    image.Allocate()
+    itk.array_view_from_image(image)[...] = array
+    return image
+
+
+def foreground(inp, background):
+    """The image as the engines read it: non-zero pixels are objects. A non-zero background value is turned
+    into a boolean image (pixels != background), in the image's library, on its device."""
+    if background is None or background == 0:
+        return inp.array
+    return inp.array != background

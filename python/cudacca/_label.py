@@ -1,0 +1,196 @@
+"""cudacca.label(): connected components of an array, as ITK's ConnectedComponentImageFilter labels them."""
+
+from __future__ import annotations
+
+import threading
+import warnings
+
+import numpy as np
+
+from . import _arrays, _core, _table
+
+_local = threading.local()
+
+_CONNECTIVITY = {1: {1: False, 2: True}, 2: {1: False, 4: False, 2: True, 8: True}, 3: {1: False, 6: False, 3: True, 26: True}}
+
+
+def _analysis():
+    a = getattr(_local, "analysis", None)
+    if a is None:
+        a = _local.analysis = _core.Analysis()
+    return a
+
+
+def _fully_connected(connectivity, ndim):
+    if connectivity is None:
+        return False
+    if isinstance(connectivity, str):
+        if connectivity in ("face", "full"):
+            return connectivity == "full"
+        raise ValueError("connectivity: 'face', 'full', 1 .. ndim (scikit-image) or 4/8, 6/26 (cc3d)")
+    table = _CONNECTIVITY[ndim]
+    if connectivity not in table:
+        allowed = ", ".join(str(k) for k in table)
+        raise ValueError(
+            f"connectivity {connectivity!r} is not one of ITK's two for {ndim}-D images: {allowed} "
+            "(face neighbors or all neighbors)"
+        )
+    return table[connectivity]
+
+
+def _geometry(inp, spacing):
+    """Spacing, origin and direction in ITK's axis order (x first), from the itk.Image or from `spacing`
+    (given in the array's axis order, as scikit-image takes it)."""
+    d = inp.ndim
+    if inp.itk_image is not None:
+        image = inp.itk_image
+        itk_spacing = [float(s) for s in image.GetSpacing()]
+        origin = [float(s) for s in image.GetOrigin()]
+        m = image.GetDirection().GetVnlMatrix()
+        direction = [[float(m.get(i, j)) for j in range(d)] for i in range(d)]
+        if spacing is not None:
+            raise ValueError("spacing: an itk.Image carries its own spacing; leave spacing out")
+        return itk_spacing, origin, direction
+    if spacing is None:
+        itk_spacing = [1.0] * d
+    else:
+        s = [float(v) for v in np.atleast_1d(np.asarray(spacing, dtype=np.float64))]
+        if len(s) != d or not all(np.isfinite(v) and v > 0 for v in s):
+            raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
+        itk_spacing = s[::-1]
+    return itk_spacing, [0.0] * d, [[1.0 if i == j else 0.0 for j in range(d)] for i in range(d)]
+
+
+def _label_dtype(dtype, count, library):
+    if dtype is None:
+        if library == "torch":
+            return np.dtype(np.int32) if count < 2**31 - 1 else np.dtype(np.int64)
+        return np.dtype(np.uint32) if count < 2**32 - 1 else np.dtype(np.uint64)
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        raise TypeError(f"dtype: labels need an integer type, not {dtype}")
+    if count > np.iinfo(dtype).max:
+        raise OverflowError(
+            f"label overflow: {count} components do not fit in {dtype} (largest label {np.iinfo(dtype).max}); "
+            "pass a wider dtype, or min_size / keep_largest to keep fewer"
+        )
+    return dtype
+
+
+def label(
+    image,
+    *,
+    connectivity=None,
+    background=0,
+    mask=None,
+    min_size=0,
+    min_physical_size=0.0,
+    keep_largest=None,
+    sort=False,
+    spacing=None,
+    return_table=False,
+    properties=None,
+    dtype=None,
+    backend="auto",
+    device=0,
+    threads=0,
+):
+    """Labels the connected components of `image` and, with `return_table`, measures them.
+
+    image: a 1-D, 2-D or 3-D array of any real scalar type (numpy, CuPy, PyTorch, an itk.Image, or what
+        numpy.asarray takes). Pixels other than `background` are objects. The last axis is the fastest
+        (ITK's x). CuPy and PyTorch CUDA arrays are labelled where they are, on the caller's stream.
+    connectivity: None or 1 or "face" (the default, as ITK: 4 in 2-D, 6 in 3-D), ndim or "full" (8, 26);
+        cc3d's 4/8 and 6/26 are understood.
+    background: the input value that is not an object (default 0).
+    mask: optional array of the image's shape, where the image is; zero mask pixels are background.
+    min_size: components of fewer pixels are removed (become 0).
+    min_physical_size: components of a physical size (pixels × the product of the spacing) below it are removed.
+    keep_largest: keep only the N largest components (True: 1).
+    sort: number the components by decreasing size (ITK's RelabelComponentImageFilter), else in raster
+        order of their first pixel (ITK's ConnectedComponentImageFilter).
+    spacing: pixel spacing in the array's axis order (an itk.Image brings its own, with origin and direction).
+    return_table: also return a Table (dict of numpy columns; to_pandas()).
+    properties: the table's columns: "basic" (default: label, num_pixels, area, bbox, centroid), "all"
+        (ITK's ShapeLabelObject attributes), or a list of names; "feret_diameter" and
+        "oriented_bounding_box_size"/"_origin" only when named.
+    dtype: the label dtype (default uint32, uint64 beyond; int32/int64 for PyTorch); too small raises
+        OverflowError.
+    backend: "auto" (the GPU when there is one, else the CPU engine, said once by a RuntimeWarning),
+        "cuda" or "cpu". Device arrays always run on their own GPU.
+    device: the CUDA device for host arrays.
+    threads: CPU engine threads (0: all).
+
+    Returns the label image (numpy for host input, the input's library and device otherwise, an itk.Image
+    with the input's geometry for an itk.Image), and the Table with return_table=True. Background is 0,
+    the components are numbered 1 .. N.
+    """
+    inp = _arrays.as_input(image, "image")
+    fully = _fully_connected(connectivity, inp.ndim)
+    mask_input = None
+    if mask is not None:
+        mask_input = _arrays.as_input(mask, "mask")
+        if mask_input.shape != inp.shape:
+            raise ValueError(f"mask: shape {mask_input.shape} differs from the image's {inp.shape}")
+        if mask_input.device != inp.device:
+            where = "host memory" if inp.device < 0 else f"CUDA device {inp.device}"
+            raise ValueError(f"mask: must be where the image is ({where})")
+    if keep_largest is True:
+        keep_largest = 1
+    keep = int(keep_largest or 0)
+    if keep < 0 or int(min_size) < 0 or float(min_physical_size) < 0:
+        raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
+    if backend not in ("auto", "cuda", "cpu"):
+        raise ValueError("backend: 'auto', 'cuda' or 'cpu'")
+    if inp.device >= 0 and backend == "cpu":
+        raise ValueError(
+            "backend='cpu' with an array on the GPU: the CPU engine cannot read GPU memory; "
+            "copy it to the host first (e.g. .get() or .cpu()) or use backend='auto'/'cuda'"
+        )
+    itk_spacing, origin, direction = _geometry(inp, spacing)
+    names = _table.resolve_properties(properties) if return_table else []
+    pixel_volume = float(np.prod(itk_spacing))
+
+    analysis = _analysis()
+    stream = inp.stream if inp.device >= 0 else 0
+    if inp.device >= 0 and stream == 0:
+        stream = 1  # cudaStreamLegacy: the caller's work is on the legacy default stream
+    count = analysis.run(
+        _arrays.foreground(inp, background),
+        mask_input.array if mask_input is not None else None,
+        fully,
+        backend,
+        int(device),
+        int(threads),
+        int(min_size),
+        float(min_physical_size),
+        keep,
+        bool(sort),
+        pixel_volume,
+        _table.needs_shape_sums(names),
+        _table.needs_perimeter(names),
+        int(stream) if inp.device >= 0 else 0,
+    )
+    text = _core.take_warning()
+    if text:
+        warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=2)
+
+    label_dtype = _label_dtype(dtype, count, inp.library)
+    labels = inp.empty(label_dtype)
+    analysis.write_labels(labels, 0, 0)
+    if inp.itk_image is not None:
+        labels = _to_itk(labels, inp.itk_image)
+    if not return_table:
+        return labels
+    table = _table.build(analysis, names, count, 0, inp.ndim, itk_spacing, origin, direction)
+    return labels, table
+
+
+def _to_itk(labels, like):
+    return _arrays.itk_image_like(labels, like)
+
+
+def last_backend():
+    """The engine that ran this thread's last label() call: "cuda" or "cpu", and its description."""
+    a = _analysis()
+    return a.backend_used, a.description

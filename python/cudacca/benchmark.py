@@ -1,0 +1,244 @@
+"""Times cudacca against the libraries users have, in one run on the same images: labels + a table of
+label, area, bounding box and centroid.
+
+    python -m cudacca.benchmark --help
+    python -m cudacca.benchmark                      # 2-D 8192², 3-D 512³ at d = 0.2 .. 0.8, and spheres
+    python -m cudacca.benchmark --quick              # small images, to check that everything runs
+
+Rows (each where its library is installed and, for the GPU rows, a GPU is usable):
+  cudacca numpy        host array in, labels + table out (numpy)
+  cudacca cupy         CuPy array in, CuPy labels + numpy table out, nothing of the image through the host
+  cc3d                 cc3d.connected_components + cc3d.statistics (CPU)
+  skimage              skimage.measure.label + regionprops_table (CPU)
+  cupyx+cucim          cupyx.scipy.ndimage.label + cucim.skimage.measure.regionprops_table (GPU, CuPy in/out)
+  itk                  itk.ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (CPU, pip's itk)
+Bounds: the PCIe bound of a host call (image up, labels down, at the measured pinned copy rates) and the
+device-memory bound of a device call (image read once, labels written once, at the measured device copy rate).
+Times are the minimum of --repeat runs after a warm-up; every row labels the same pixels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import numpy as np
+
+import cudacca
+from cudacca._arrays import itk_image_like
+
+BASIC = ("label", "area", "bbox", "centroid")
+
+
+def blobs(shape, density, granularity, seed):
+    rng = np.random.default_rng(seed)
+    coarse = tuple(-(-s // granularity) for s in shape)
+    image = rng.random(coarse, dtype=np.float32) < density
+    for axis in range(len(shape)):
+        image = np.repeat(image, granularity, axis=axis)
+    return np.ascontiguousarray(image[tuple(slice(0, s) for s in shape)]).astype(np.uint8)
+
+
+def spheres(shape, count, radius, seed):
+    """A realistic volume: `count` balls of radius ~`radius` (cells, nuclei, lesions), overlapping at times."""
+    rng = np.random.default_rng(seed)
+    image = np.zeros(shape, np.uint8)
+    r = int(np.ceil(radius * 1.5))
+    grid = np.indices((2 * r + 1,) * len(shape)) - r
+    dist2 = (grid**2).sum(axis=0)
+    for _ in range(count):
+        c = [int(rng.integers(0, s)) for s in shape]
+        rad = radius * rng.uniform(0.5, 1.5)
+        ball = dist2 <= rad * rad
+        sl_img, sl_ball = [], []
+        for ci, s in zip(c, shape):
+            lo, hi = ci - r, ci + r + 1
+            sl_img.append(slice(max(lo, 0), min(hi, s)))
+            sl_ball.append(slice(max(lo, 0) - lo, 2 * r + 1 - (hi - min(hi, s))))
+        image[tuple(sl_img)] |= ball[tuple(sl_ball)]
+    return image
+
+
+def best(fn, repeat, sync=None):
+    fn()
+    if sync:
+        sync()
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        out = fn()
+        if sync:
+            sync()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def rows_for(image, repeat, skip, connectivity):
+    ndim = image.ndim
+    full = connectivity == "full"
+    results = {}
+
+    def add(name, fn, sync=None):
+        if name in skip:
+            return
+        try:
+            seconds, count = best(fn, repeat, sync)
+            results[name] = {"seconds": seconds, "objects": int(count)}
+        except Exception as e:  # a library missing or failing: said in the report, not fatal
+            results[name] = {"error": f"{type(e).__name__}: {e}"[:200]}
+
+    def ours_numpy():
+        labels, table = cudacca.label(image, connectivity=connectivity, return_table=True, properties=BASIC)
+        return len(table["label"])
+
+    add("cudacca numpy", ours_numpy)
+    gpu = cudacca.cuda_available()[0]
+    if gpu:
+        try:
+            import cupy
+
+            d_image = cupy.asarray(image)
+
+            def ours_cupy():
+                labels, table = cudacca.label(d_image, connectivity=connectivity, return_table=True, properties=BASIC)
+                return len(table["label"])
+
+            add("cudacca cupy", ours_cupy, cupy.cuda.runtime.deviceSynchronize)
+        except ImportError:
+            pass
+    try:
+        import cc3d
+
+        c = (8 if full else 4) if ndim == 2 else (26 if full else 6)
+
+        def theirs_cc3d():
+            labels, n = cc3d.connected_components(image, connectivity=c, return_N=True)
+            cc3d.statistics(labels)
+            return n
+
+        add("cc3d", theirs_cc3d)
+    except ImportError:
+        pass
+    try:
+        from skimage import measure
+
+        def theirs_skimage():
+            labels = measure.label(image, connectivity=ndim if full else 1)
+            return len(measure.regionprops_table(labels, properties=BASIC)["label"])
+
+        add("skimage", theirs_skimage)
+    except ImportError:
+        pass
+    if gpu:
+        try:
+            import cupy
+            from cupyx.scipy import ndimage as cnd
+            from cucim.skimage import measure as cmeasure
+
+            d_image = cupy.asarray(image)
+            structure = cupy.ones((3,) * ndim, bool) if full else None
+
+            def theirs_cupyx():
+                labels, n = cnd.label(d_image, structure=structure)
+                t = cmeasure.regionprops_table(labels, properties=BASIC)
+                return len(t["label"])
+
+            add("cupyx+cucim", theirs_cupyx, cupy.cuda.runtime.deviceSynchronize)
+        except ImportError:
+            pass
+    try:
+        import itk
+
+        itk_image = itk_image_like(image)
+
+        def theirs_itk():
+            cc = itk.ConnectedComponentImageFilter[type(itk_image), itk.Image[itk.UL, ndim]].New(itk_image)
+            cc.SetFullyConnected(full)
+            shape = itk.LabelImageToShapeLabelMapFilter.New(cc.GetOutput())
+            shape.SetComputePerimeter(False)
+            shape.Update()
+            return shape.GetOutput().GetNumberOfLabelObjects()
+
+        add("itk", theirs_itk)
+    except ImportError:
+        pass
+    return results
+
+
+def transfer_bounds():
+    """Pinned host<->device and device<->device copy rates (bytes/s), or None without CuPy and a GPU."""
+    try:
+        import cupy
+    except ImportError:
+        return None
+    n = 1 << 28
+    pinned = cupy.cuda.alloc_pinned_memory(n)
+    host = np.frombuffer(pinned, np.uint8, n)
+    dev = cupy.empty(n, np.uint8)
+    dev2 = cupy.empty(n, np.uint8)
+    sync = cupy.cuda.runtime.deviceSynchronize
+    h2d, _ = best(lambda: dev.set(host), 5, sync)
+    d2h, _ = best(lambda: dev.get(out=host), 5, sync)
+    d2d, _ = best(lambda: dev2.__setitem__(Ellipsis, dev), 5, sync)
+    return {"h2d": n / h2d, "d2h": n / d2h, "device": 2 * n / d2d}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="python -m cudacca.benchmark", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="512² and 64³ images: checks that every row runs")
+    p.add_argument("--size2d", type=int, default=8192, help="side of the 2-D images (default 8192)")
+    p.add_argument("--size3d", type=int, default=512, help="side of the 3-D images (default 512)")
+    p.add_argument("--densities", default="0.2,0.4,0.6,0.8", help="foreground densities (default 0.2,0.4,0.6,0.8)")
+    p.add_argument("--granularity", type=int, default=1, help="blob cell size in pixels (default 1: the hard case)")
+    p.add_argument("--connectivity", choices=("face", "full"), default="full")
+    p.add_argument("--repeat", type=int, default=3, help="timed runs per row (the minimum is reported)")
+    p.add_argument("--skip", default="", help="comma-separated rows to leave out, e.g. 'skimage,itk'")
+    p.add_argument("--json", help="also write the results to this JSON file")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.size2d, args.size3d = 512, 64
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    densities = [float(d) for d in args.densities.split(",")]
+    bounds = transfer_bounds() if cudacca.cuda_available()[0] else None
+    images = []
+    for d in densities:
+        images.append((f"2D {args.size2d}² d={d}", blobs((args.size2d,) * 2, d, args.granularity, 1)))
+    for d in densities:
+        images.append((f"3D {args.size3d}³ d={d}", blobs((args.size3d,) * 3, d, args.granularity, 2)))
+    n_spheres = max(50, (args.size3d // 8) ** 3 // 8)
+    images.append((f"3D {args.size3d}³ {n_spheres} spheres", spheres((args.size3d,) * 3, n_spheres, 4.0, 3)))
+    print(f"cudacca {cudacca.__version__}; GPU: {cudacca.cuda_available()}; bounds: {bounds}", flush=True)
+    report = {"bounds": bounds, "images": []}
+    for name, image in images:
+        rows = rows_for(image, args.repeat, skip, args.connectivity)
+        entry = {"image": name, "pixels": int(image.size), "rows": rows}
+        if bounds:
+            labels_bytes = image.size * 4
+            entry["pcie_bound_s"] = image.nbytes / bounds["h2d"] + labels_bytes / bounds["d2h"]
+            entry["device_bound_s"] = (image.nbytes + labels_bytes) / bounds["device"]
+        report["images"].append(entry)
+        print(f"\n{name}: {image.size / 1e6:.1f} M pixels", flush=True)
+        ours = rows.get("cudacca cupy", rows.get("cudacca numpy", {})).get("seconds")
+        for row, r in rows.items():
+            if "error" in r:
+                print(f"  {row:16s} {r['error']}")
+                continue
+            line = f"  {row:16s} {r['seconds'] * 1e3:10.2f} ms  {image.size / r['seconds'] / 1e9:7.3f} Gpx/s  {r['objects']:9d} objects"
+            if row.startswith("cudacca") and bounds:
+                bound = entry["device_bound_s"] if row.endswith("cupy") else entry["pcie_bound_s"]
+                line += f"  {100 * bound / r['seconds']:5.1f} % of the {'device-memory' if row.endswith('cupy') else 'PCIe'} bound"
+            elif "cudacca numpy" in rows and "seconds" in rows["cudacca numpy"]:
+                mine = rows["cudacca cupy"]["seconds"] if row == "cupyx+cucim" and "cudacca cupy" in rows else rows["cudacca numpy"]["seconds"]
+                line += f"  cudacca {r['seconds'] / mine:7.1f}x faster"
+            print(line, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,405 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The Python package's compiled module, cudacca._core: the engine facade (CudaConnectedComponentAnalysisEngine,
+// ITK-free) over arrays handed through DLPack (numpy on the host, CuPy and PyTorch on the GPU), and the table's
+// columns written straight into arrays that Python allocated. Argument checks and array conversion live in
+// Python (cudacca/_arrays.py); this file trusts shapes and dtypes no further than it checks them below.
+
+#include "itkCudaConnectedComponentAnalysisEngine.h"
+
+#include "itkCCAPythonTable.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+#include <nanobind/stl/optional.h>
+
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace nb = nanobind;
+using Engine = itk::CudaConnectedComponentAnalysisEngine;
+using Backend = Engine::Backend;
+using itk::cca::ScalarKind;
+
+namespace
+{
+
+/** The engines' warnings (the automatic backend's CPU fallback), kept for Python's warnings module. */
+std::mutex  warningMutex;
+std::string pendingWarning;
+
+void
+KeepWarning(const char * text)
+{
+  std::lock_guard<std::mutex> lock(warningMutex);
+  pendingWarning += text;
+}
+
+using Array = nb::ndarray<nb::ro>;
+using OutArray = nb::ndarray<>;
+
+ScalarKind
+KindOf(const nb::dlpack::dtype & t, const char * what)
+{
+  const auto code = static_cast<nb::dlpack::dtype_code>(t.code);
+  if (t.lanes == 1)
+  {
+    if (code == nb::dlpack::dtype_code::Bool && t.bits == 8)
+    {
+      return ScalarKind::UInt8;
+    }
+    if (code == nb::dlpack::dtype_code::UInt || code == nb::dlpack::dtype_code::Int)
+    {
+      const bool s = code == nb::dlpack::dtype_code::Int;
+      switch (t.bits)
+      {
+        case 8:
+          return s ? ScalarKind::Int8 : ScalarKind::UInt8;
+        case 16:
+          return s ? ScalarKind::Int16 : ScalarKind::UInt16;
+        case 32:
+          return s ? ScalarKind::Int32 : ScalarKind::UInt32;
+        case 64:
+          return s ? ScalarKind::Int64 : ScalarKind::UInt64;
+        default:
+          break;
+      }
+    }
+    if (code == nb::dlpack::dtype_code::Float && (t.bits == 32 || t.bits == 64))
+    {
+      return t.bits == 32 ? ScalarKind::Float32 : ScalarKind::Float64;
+    }
+  }
+  throw nb::type_error((std::string(what) +
+                        ": the pixel type must be a real scalar (bool, integer, float32 or "
+                        "float64), not this one (DLPack code " +
+                        std::to_string(t.code) + ", " + std::to_string(t.bits) + " bits)")
+                         .c_str());
+}
+
+template <typename TArray>
+bool
+IsContiguous(const TArray & a)
+{
+  std::int64_t expected = 1;
+  for (std::size_t d = a.ndim(); d-- > 0;)
+  {
+    if (a.shape(d) != 1 && a.stride(d) != expected)
+    {
+      return false;
+    }
+    expected *= static_cast<std::int64_t>(a.shape(d));
+  }
+  return true;
+}
+
+/** Where an array lives: -1 for host memory, else its CUDA device. */
+template <typename TArray>
+int
+DeviceOf(const TArray & a, const char * what)
+{
+  const int type = a.device_type();
+  if (type == nb::device::cpu::value || type == nb::device::cuda_host::value)
+  {
+    return -1;
+  }
+  if (type == nb::device::cuda::value || type == nb::device::cuda_managed::value)
+  {
+    return a.device_id();
+  }
+  throw nb::value_error((std::string(what) +
+                         ": arrays must be in host memory or on a CUDA device (DLPack device "
+                         "type " +
+                         std::to_string(type) + ")")
+                          .c_str());
+}
+
+/** The facade for one Python caller (cudacca keeps one per thread): analyze, then labels and columns of that
+ * analysis. The GIL is released while the engines work. */
+class Analysis
+{
+public:
+  std::uint64_t
+  Run(const Array & image, const std::optional<Array> & mask, bool fullyConnected, const std::string & backendName,
+      int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
+      double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream)
+  {
+    m_Valid = false;
+    itk::cca::Request r;
+    const std::size_t dims = image.ndim();
+    if (dims < 1 || dims > 3)
+    {
+      throw nb::value_error("image: 1 to 3 dimensions are supported");
+    }
+    if (!IsContiguous(image))
+    {
+      throw nb::value_error("image: must be C-contiguous (cudacca.label copies other layouts first)");
+    }
+    r.dimension = static_cast<unsigned>(dims);
+    for (std::size_t d = 0; d < dims; ++d)
+    {
+      r.size[d] = image.shape(dims - 1 - d); // numpy's last axis is ITK's x, the fastest
+      if (r.size[d] == 0)
+      {
+        throw nb::value_error("image: has an empty axis");
+      }
+    }
+    r.input = image.data();
+    r.inputKind = KindOf(image.dtype(), "image");
+    const int where = DeviceOf(image, "image");
+    if (mask)
+    {
+      if (mask->ndim() != dims || !IsContiguous(*mask))
+      {
+        throw nb::value_error("mask: must be C-contiguous and have the image's shape");
+      }
+      for (std::size_t d = 0; d < dims; ++d)
+      {
+        if (mask->shape(d) != image.shape(d))
+        {
+          throw nb::value_error("mask: must have the image's shape");
+        }
+      }
+      if (DeviceOf(*mask, "mask") != where)
+      {
+        throw nb::value_error("mask: must be on the image's device");
+      }
+      r.mask = mask->data();
+      r.maskKind = KindOf(mask->dtype(), "mask");
+    }
+    r.fullyConnected = fullyConnected;
+    r.postProcessing.minimumObjectSize = minSize;
+    r.postProcessing.minimumPhysicalSize = minPhysicalSize;
+    r.postProcessing.numberOfObjectsToKeep = keep;
+    r.postProcessing.sortByObjectSize = sort;
+    r.pixelVolume = pixelVolume;
+    r.computeShapeSums = shapeSums;
+    r.computePerimeter = shapeSums && perimeter;
+    r.inputOnDevice = where >= 0;
+    r.stream = reinterpret_cast<void *>(stream);
+    Backend backend = Backend::Automatic;
+    if (backendName == "cuda")
+    {
+      backend = Backend::CUDA;
+    }
+    else if (backendName == "cpu")
+    {
+      backend = Backend::CPU;
+    }
+    else if (backendName != "auto")
+    {
+      throw nb::value_error("backend: 'auto', 'cuda' or 'cpu'");
+    }
+    const int     device = where >= 0 ? where : deviceId;
+    std::uint64_t count = 0;
+    {
+      nb::gil_scoped_release release;
+      count = m_Engine.Analyze(r, backend, device, threads);
+    }
+    m_Valid = true;
+    m_OnDevice = where;
+    m_Dimension = r.dimension;
+    m_Size = r.size;
+    m_Count = count;
+    return count;
+  }
+
+  void
+  WriteLabels(nb::ndarray<> & out, std::uint64_t backgroundBits, std::uint64_t skipValue)
+  {
+    RequireAnalysis();
+    if (out.ndim() != m_Dimension || !IsContiguous(out))
+    {
+      throw nb::value_error("labels: must be C-contiguous and have the image's shape");
+    }
+    for (std::size_t d = 0; d < m_Dimension; ++d)
+    {
+      if (out.shape(d) != m_Size[m_Dimension - 1 - d])
+      {
+        throw nb::value_error("labels: must have the image's shape");
+      }
+    }
+    const ScalarKind kind = KindOf(out.dtype(), "labels");
+    const int        where = DeviceOf(out, "labels");
+    if (where != m_OnDevice)
+    {
+      throw nb::value_error("labels: must be where the image is (host memory or the image's device)");
+    }
+    nb::gil_scoped_release release;
+    m_Engine.WriteLabels(out.data(), kind, backgroundBits, skipValue, where >= 0);
+  }
+
+  void
+  FillColumns(nb::dict columns, const std::vector<double> & spacing, const std::vector<double> & origin,
+              const std::vector<double> & direction, bool feret, bool obb)
+  {
+    RequireAnalysis();
+    itk::cca::python::TableRequest t;
+    t.dimension = m_Dimension;
+    t.count = m_Count;
+    if (spacing.size() != m_Dimension || origin.size() != m_Dimension ||
+        direction.size() != std::size_t{ m_Dimension } * m_Dimension)
+    {
+      throw nb::value_error("geometry: spacing and origin need one value per axis, direction D x D");
+    }
+    t.geometry.dimension = m_Dimension;
+    for (unsigned i = 0; i < m_Dimension; ++i)
+    {
+      t.geometry.size[i] = m_Size[i];
+      t.geometry.spacing[i] = spacing[i];
+      t.geometry.origin[i] = origin[i];
+      for (unsigned j = 0; j < m_Dimension; ++j)
+      {
+        t.geometry.direction[i][j] = direction[i * m_Dimension + j];
+      }
+    }
+    t.options.computePerimeter = true;
+    t.options.computeFeretDiameter = feret;
+    t.options.computeOrientedBoundingBox = obb;
+    for (auto item : columns)
+    {
+      const std::string        name = nb::cast<std::string>(item.first);
+      auto                     array = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(item.second);
+      itk::cca::python::Column c;
+      c.name = name;
+      c.data = array.data();
+      c.size = array.size();
+      const auto code = static_cast<nb::dlpack::dtype_code>(array.dtype().code);
+      c.isFloat = code == nb::dlpack::dtype_code::Float;
+      if (array.dtype().bits != 64)
+      {
+        throw nb::type_error(("column " + name + ": 64-bit arrays expected").c_str());
+      }
+      t.columns.push_back(c);
+    }
+    nb::gil_scoped_release release;
+    itk::cca::python::FillColumns(m_Engine, t);
+  }
+
+  std::string
+  BackendUsed() const
+  {
+    return m_Engine.GetBackendUsed() == Backend::CUDA ? "cuda" : m_Engine.GetBackendUsed() == Backend::CPU ? "cpu" : "";
+  }
+  std::string
+  Description() const
+  {
+    return m_Engine.GetDescription();
+  }
+  std::uint64_t
+  OriginalCount() const
+  {
+    return m_Engine.GetOriginalComponentCount();
+  }
+
+private:
+  void
+  RequireAnalysis() const
+  {
+    if (!m_Valid)
+    {
+      throw nb::value_error("no analysis: run() failed or was not called");
+    }
+  }
+
+  Engine                                            m_Engine;
+  bool                                              m_Valid = false;
+  int                                               m_OnDevice = -1;
+  unsigned                                          m_Dimension = 0;
+  std::array<std::uint64_t, itk::cca::MaxDimension> m_Size{ { 1, 1, 1 } };
+  std::uint64_t                                     m_Count = 0;
+};
+
+} // namespace
+
+NB_MODULE(_core, m)
+{
+  m.doc() = "cudacca's compiled engines (CUDA and CPU); use cudacca.label().";
+  Engine::SetWarningHandler(&KeepWarning);
+
+  static nb::exception<itk::cca::Error> error(m, "EngineError", PyExc_RuntimeError);
+  nb::register_exception_translator([](const std::exception_ptr & p, void *) {
+    try
+    {
+      std::rethrow_exception(p);
+    }
+    catch (const itk::cca::OutOfMemory & e)
+    {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    }
+  });
+
+  nb::class_<Analysis>(m, "Analysis")
+    .def(nb::init<>())
+    .def("run",
+         &Analysis::Run,
+         nb::arg("image"),
+         nb::arg("mask").none(),
+         nb::arg("fully_connected"),
+         nb::arg("backend"),
+         nb::arg("device"),
+         nb::arg("threads"),
+         nb::arg("min_size"),
+         nb::arg("min_physical_size"),
+         nb::arg("keep"),
+         nb::arg("sort"),
+         nb::arg("pixel_volume"),
+         nb::arg("shape_sums"),
+         nb::arg("perimeter"),
+         nb::arg("stream"))
+    .def("write_labels", &Analysis::WriteLabels, nb::arg("out"), nb::arg("background_bits"), nb::arg("skip_value"))
+    .def("fill_columns",
+         &Analysis::FillColumns,
+         nb::arg("columns"),
+         nb::arg("spacing"),
+         nb::arg("origin"),
+         nb::arg("direction"),
+         nb::arg("feret"),
+         nb::arg("obb"))
+    .def_prop_ro("backend_used", &Analysis::BackendUsed)
+    .def_prop_ro("description", &Analysis::Description)
+    .def_prop_ro("original_count", &Analysis::OriginalCount);
+
+  m.def("take_warning", []() {
+    std::lock_guard<std::mutex> lock(warningMutex);
+    std::string                 text;
+    text.swap(pendingWarning);
+    return text;
+  });
+  m.def("column_info", [](const std::string & name, unsigned dimension) -> nb::object {
+    std::size_t components = 0;
+    bool        isFloat = false;
+    bool        shape = false;
+    if (!itk::cca::python::DescribeColumn(name, dimension, components, isFloat, shape))
+    {
+      return nb::none();
+    }
+    return nb::make_tuple(components, isFloat, shape);
+  });
+  m.def("cuda_compiled", &Engine::IsCudaEngineCompiled);
+  m.def("cuda_device_count", []() {
+    std::string reason;
+    const int   n = Engine::GetCudaDeviceCount(&reason);
+    return nb::make_tuple(n, reason);
+  });
+  m.def("release_cached_engines", &Engine::ReleaseCachedEngines);
+}

@@ -1,0 +1,98 @@
+"""CuPy and PyTorch CUDA arrays: labelled where they are, equal to the host result, on the caller's stream.
+Skipped where there is no GPU (CI); run on the lent GPU (docs/testing.md)."""
+
+import numpy as np
+import pytest
+
+import cudacca
+from conftest import random_image
+
+if not cudacca.cuda_available()[0]:
+    pytest.skip("no usable CUDA device", allow_module_level=True)
+
+CASES = [((1, 1), 0.5, 1), ((1, 301), 0.5, 1), ((301, 1), 0.5, 1), ((257, 263), 0.5, 1), ((128, 128), 0.4, 4),
+         ((33, 35, 37), 0.3, 1), ((40, 40, 40), 0.6, 2)]
+
+
+def _host(case, full):
+    shape, d, g = case
+    image = random_image(shape, d, g, seed=sum(shape))
+    labels, table = cudacca.label(image, connectivity="full" if full else "face", return_table=True,
+                                  properties="all", backend="cpu")
+    return image, labels, table
+
+
+def _same_table(a, b):
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])))
+@pytest.mark.parametrize("full", [False, True])
+def test_cupy_in_cupy_out(case, full):
+    cupy = pytest.importorskip("cupy")
+    image, expected, expected_table = _host(case, full)
+    for dtype in (np.uint8, np.float32, bool):
+        d_image = cupy.asarray(image.astype(dtype))
+        labels, table = cudacca.label(d_image, connectivity="full" if full else "face", return_table=True,
+                                      properties="all")
+        assert isinstance(labels, cupy.ndarray) and labels.device.id == d_image.device.id
+        np.testing.assert_array_equal(cupy.asnumpy(labels), expected)
+        _same_table(table, expected_table)
+        assert cudacca.last_backend()[0] == "cuda"
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])))
+def test_torch_in_torch_out(case):
+    torch = pytest.importorskip("torch")
+    image, expected, expected_table = _host(case, True)
+    t = torch.from_numpy(image).cuda()
+    labels, table = cudacca.label(t, connectivity="full", return_table=True, properties="all")
+    assert isinstance(labels, torch.Tensor) and labels.is_cuda and labels.dtype == torch.int32
+    np.testing.assert_array_equal(labels.cpu().numpy(), expected)
+    _same_table(table, expected_table)
+    non_contiguous = torch.from_numpy(np.ascontiguousarray(image.T)).cuda().T  # a transposed view: copied once
+    np.testing.assert_array_equal(cudacca.label(non_contiguous, connectivity="full").cpu().numpy(), expected)
+
+
+def test_mask_post_processing_and_errors_on_device():
+    cupy = pytest.importorskip("cupy")
+    image = random_image((200, 300), 0.5, 2, seed=5)
+    mask = np.zeros_like(image)
+    mask[50:150] = 1
+    expected = cudacca.label(image, mask=mask, sort=True, min_size=6, backend="cpu")
+    got = cudacca.label(cupy.asarray(image), mask=cupy.asarray(mask), sort=True, min_size=6)
+    np.testing.assert_array_equal(cupy.asnumpy(got), expected)
+    with pytest.raises(ValueError, match="where the image is"):
+        cudacca.label(cupy.asarray(image), mask=mask)
+    with pytest.raises(ValueError, match="CPU engine cannot read GPU memory"):
+        cudacca.label(cupy.asarray(image), backend="cpu")
+
+
+def test_caller_stream_is_respected():
+    """The image is written by a kernel on a user stream and labelled at once, without a synchronization."""
+    cupy = pytest.importorskip("cupy")
+    image = random_image((1024, 1024), 0.5, 1, seed=9)
+    expected = cudacca.label(image, backend="cpu")
+    source = cupy.asarray(image)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    for _ in range(5):
+        with stream:
+            target = cupy.zeros_like(source)
+            for _ in range(20):  # queue work before the copy that makes the image
+                target = target * 1
+            target[...] = source
+            got = cudacca.label(target)
+        np.testing.assert_array_equal(cupy.asnumpy(got), expected)
+
+
+def test_repeated_runs_are_bit_identical():
+    cupy = pytest.importorskip("cupy")
+    image = cupy.asarray(random_image((64, 64, 64), 0.5, 1, seed=1))
+    first, t1 = cudacca.label(image, connectivity="full", return_table=True, properties="all")
+    for _ in range(5):
+        again, t2 = cudacca.label(image, connectivity="full", return_table=True, properties="all")
+        assert bool((again == first).all())
+        for k in t1:
+            assert np.array_equal(t1[k], t2[k])
