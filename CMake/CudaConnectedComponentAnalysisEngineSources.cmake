@@ -17,6 +17,7 @@ if(CCA_WITH_CUDA)
     cuda/itkCCACudaEngine.cu
     cuda/itkCCACudaDevices.cu
     cuda/itkCCACudaStages.cu
+    cuda/itkCCABasicColumns.cu
     cuda/itkCCARunGrouping.cu
     cuda/itkCCAPinnedStaging.cu
     cuda/itkCCAFeatureVariants.cu

@@ -94,13 +94,17 @@ CudaEngine::GetDescription() const
 std::uint64_t
 CudaEngine::Analyze(const Request & request)
 {
-  return Update(request, request.inputOnDevice, true);
+  // Without hostFeatures, the features stay on the device until GetFeatures() asks for rows (once, on the
+  // caller's thread) or WriteBasicColumns() for columns.
+  return Update(request, request.inputOnDevice, request.hostFeatures);
 }
 
 std::uint64_t
 CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
 {
   m_Analyzed = false;
+  m_FeaturesOnHost = false;
+  m_Features.clear();
   m_UploadedNewIndex = nullptr;
   ValidateRequest(request, std::uint64_t{ 0xffffffffu }, "32-bit");
   FeatureVariant & variant = Variant(request.featureAlgorithm);
@@ -135,18 +139,15 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
     // 5. Labels per run and features per component.
     MeasureComponents(request, variant, runs);
   }
-  // 6. Features to the host.
-  if (numRuns > 0 && featuresToHost)
-  {
-    DownloadFeatures(request);
-  }
-  else
-  {
-    m_Features.clear();
-  }
   CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
   m_NumberOfRuns = numRuns;
+  m_ShapeSums = request.computeShapeSums;
   m_Analyzed = true;
+  // 6. Features to the host, where asked now.
+  if (featuresToHost)
+  {
+    DownloadFeatures();
+  }
   return m_NumberOfComponents;
 }
 
@@ -279,13 +280,19 @@ CudaEngine::MeasureComponents(const Request & request, FeatureVariant & variant,
 }
 
 void
-CudaEngine::DownloadFeatures(const Request & request)
+CudaEngine::DownloadFeatures()
 {
+  m_FeaturesOnHost = true;
   const std::uint64_t k = m_NumberOfComponents;
+  if (k == 0)
+  {
+    m_Features.clear();
+    return;
+  }
   // Only the sums the request asked for travel back, through the pinned staging buffers into host
   // buffers kept between calls; the conversion to ComponentSums writes every field once, on
   // several threads (with millions of components it otherwise costs more than the labeling).
-  const int numSums = request.computeShapeSums ? NumberOfSums : SumProducts0;
+  const int numSums = m_ShapeSums ? NumberOfSums : SumProducts0;
   m_HostSums.resize(numSums * k);
   m_HostBoxes.resize(6 * k);
   m_Staging.ToHost(
@@ -294,7 +301,8 @@ CudaEngine::DownloadFeatures(const Request & request)
   m_Features.resize(k);
   const unsigned long long * sums = m_HostSums.data();
   const std::uint32_t *      boxes = m_HostBoxes.data();
-  const bool                 shape = request.computeShapeSums;
+  const bool                 shape = m_ShapeSums;
+  CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
   ParallelForRange(HostThreads(), k, 1u << 16, [&](std::uint64_t begin, std::uint64_t end) {
     auto sum = [&](int index, std::uint64_t i) { return static_cast<std::uint64_t>(sums[index * k + i]); };
     for (std::uint64_t i = begin; i < end; ++i)
@@ -327,7 +335,100 @@ CudaEngine::DownloadFeatures(const Request & request)
 const std::vector<ComponentSums> &
 CudaEngine::GetFeatures() const
 {
+  if (m_Analyzed && !m_FeaturesOnHost)
+  {
+    // Filling a cache: the rows of the analysis already made.
+    const_cast<CudaEngine *>(this)->DownloadFeatures();
+  }
   return m_Features;
+}
+
+void
+CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns,
+                              const std::uint64_t * newIndex)
+{
+  if (!m_Analyzed)
+  {
+    throw Error("WriteBasicColumns() called before a successful Analyze()");
+  }
+  CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+  const std::uint64_t        k = m_NumberOfComponents;
+  const unsigned long long * table = DeviceNewIndexTable(newIndex);
+  const int                  sms = m_Properties.multiProcessorCount;
+  if (columns.onDevice)
+  {
+    WriteBasicColumnsOnDevice(geometry,
+                              columns,
+                              m_FeatureSums.As<unsigned long long>(),
+                              m_FeatureBoxes.As<std::uint32_t>(),
+                              k,
+                              table,
+                              m_Stream,
+                              sms);
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    return;
+  }
+  // Host columns: written on the device into one scratch buffer, then only those columns travel.
+  std::uint64_t rows = 0;
+  if (newIndex)
+  {
+    for (std::uint64_t i = 0; i < k; ++i)
+    {
+      rows += newIndex[i] != UINT64_MAX;
+    }
+  }
+  else
+  {
+    rows = k;
+  }
+  std::vector<std::pair<void *, void *>> wanted; // (host, device)
+  BasicColumns                           device;
+  std::uint64_t                          numColumns = 0;
+  auto                                   count = [&](const void * p) { numColumns += p != nullptr; };
+  count(columns.numberOfPixels);
+  count(columns.physicalSize);
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    count(columns.boundingBoxBegin[d]);
+    count(columns.boundingBoxEnd[d]);
+    count(columns.centroid[d]);
+  }
+  if (rows == 0 || numColumns == 0)
+  {
+    return;
+  }
+  m_Columns.Reserve(numColumns * rows * 8, "the table's columns");
+  char * next = m_Columns.As<char>();
+  auto   place = [&](auto * host, auto *& slot) {
+    if (host)
+    {
+      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(next);
+      wanted.emplace_back(host, next);
+      next += rows * 8;
+    }
+  };
+  place(columns.numberOfPixels, device.numberOfPixels);
+  place(columns.physicalSize, device.physicalSize);
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    place(columns.boundingBoxBegin[d], device.boundingBoxBegin[d]);
+    place(columns.boundingBoxEnd[d], device.boundingBoxEnd[d]);
+    place(columns.centroid[d], device.centroid[d]);
+  }
+  device.onDevice = true;
+  WriteBasicColumnsOnDevice(geometry,
+                            device,
+                            m_FeatureSums.As<unsigned long long>(),
+                            m_FeatureBoxes.As<std::uint32_t>(),
+                            k,
+                            table,
+                            m_Stream,
+                            sms);
+  for (const auto & column : wanted)
+  {
+    m_Staging.ToHost(column.first, column.second, rows * 8, m_Stream);
+  }
+  CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
 }
 
 void

@@ -59,6 +59,9 @@ public:
   void
   ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
               Lines & lines) override;
+  void
+  WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns,
+                    const std::uint64_t * newIndex) override;
 
   /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
    * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */
@@ -88,8 +91,10 @@ private:
   NumberComponents(std::uint32_t numRuns);
   void
   MeasureComponents(const Request & request, FeatureVariant & variant, const DeviceRuns & runs);
+  /** The ComponentSums rows, made on the first GetFeatures() after an analysis (the LabelMap, the
+   * post-processing): the Python table's columns never need them. */
   void
-  DownloadFeatures(const Request & request);
+  DownloadFeatures();
 
   FeatureVariant &
   Variant(FeatureAlgorithm algorithm);
@@ -113,7 +118,7 @@ private:
   std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
-    m_FeatureSums, m_FeatureBoxes, m_NewIndex, m_Labels;
+    m_FeatureSums, m_FeatureBoxes, m_NewIndex, m_Labels, m_Columns;
 
   DeviceGeometry             m_Geometry{};
   bool                       m_Analyzed = false;
@@ -121,6 +126,8 @@ private:
   std::uint32_t              m_NumberOfRuns = 0;
   std::uint64_t              m_NumberOfComponents = 0;
   std::vector<ComponentSums> m_Features;
+  bool                       m_FeaturesOnHost = false;
+  bool                       m_ShapeSums = false; ///< the last analysis accumulated the shape sums
   /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
   std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
   std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>> m_HostBoxes, m_HostRunBegin, m_HostRunLength,

@@ -66,6 +66,14 @@ const unsigned long long *
 UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, DeviceBuffer & newIndex,
                     cudaStream_t stream);
 
+/** The basic columns of K components into `columns` (device memory) from the feature accumulators (`sums`:
+ * blocks of K counters in the Sum* order, `boxes`: min then max, 3 blocks each); row newIndex[k] where the
+ * post-processing's table (device) is given (itkCCABasicColumns.cu). */
+void
+WriteBasicColumnsOnDevice(const BasicGeometry & geometry, const BasicColumns & columns, const unsigned long long * sums,
+                          const std::uint32_t * boxes, std::uint64_t k, const unsigned long long * newIndex,
+                          cudaStream_t stream, int multiprocessors);
+
 /** The label image in `output.kind`, into `target` (device memory, such as a CuPy array) or, where that is
  * nullptr, into `labels` (device); returns its size in bytes. `newIndex` (device, UploadNewIndexTable())
  * renumbers the components for the post-processing, or is nullptr. */

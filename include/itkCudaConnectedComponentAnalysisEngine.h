@@ -97,6 +97,12 @@ public:
   WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits, std::uint64_t skipValue,
               bool dataOnDevice = false);
 
+  /** The basic columns of the last Analyze()'s (kept) components, in label order, straight from the engine's
+   * per-sum arrays: pixels, physical size, bounding box, centroid (itkCCATypes.h). Host pointers, or with
+   * columns.onDevice GPU memory of the device that analyzed (the CUDA engine). */
+  void
+  WriteBasicColumns(const Geometry & geometry, const cca::BasicColumns & columns);
+
   /** The lines of the last Analyze()'s components. */
   void
   ComputeLines(const Geometry & geometry, Lines & lines);

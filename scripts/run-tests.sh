@@ -2,12 +2,19 @@
 # Install what is missing, build, run the tests. Without a CUDA device the gpu-labelled tests are
 # reported as skipped, not failed.
 #  1. standalone against Debian's ITK 5.2.1 (build/): the C++ tests;
-#  2. where the ITK 5.4.7 SDK is (../shared/itk-sdk, or ITK_SDK_DIR), also as an ITK external module with its
+#  2. the Python package cudacca: wheels built with pip into fresh venvs, pytest (scripts/python-tests.sh);
+#  3. where the ITK 5.4.7 SDK is (../shared/itk-sdk, or ITK_SDK_DIR), also as an ITK external module with its
 #     Python wrapping (build-itk54/, against a fresh copy of the SDK at /tmp/itk-sdk): C++ and Python tests.
 #     CCA_SKIP_ITK_SDK=1 leaves this part out.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$jobs" "$@"
+
+# The Python package (pip install ., pytest against pip's itk, scikit-image and cc3d). CCA_SKIP_PYTHON=1
+# leaves it out.
+if [ "${CCA_SKIP_PYTHON:-0}" != 1 ]; then
+  "$root/scripts/python-tests.sh"
+fi
 
 sdk=${ITK_SDK_DIR:-$root/../shared/itk-sdk}
 if [ "${CCA_SKIP_ITK_SDK:-0}" != 1 ] && [ -x "$sdk/setup.sh" ]; then

@@ -208,5 +208,36 @@ CreateCPUEngine(unsigned numberOfThreads, unsigned numberOfWorkUnits)
   return std::make_unique<cpu::CPUEngine>(numberOfThreads, numberOfWorkUnits);
 }
 
+void
+cpu::CPUEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns,
+                                  const std::uint64_t * newIndex)
+{
+  if (!m_Analyzed)
+  {
+    throw Error("CPU engine: WriteBasicColumns() called without a successful Analyze()");
+  }
+  if (columns.onDevice)
+  {
+    throw Error("the CPU engine cannot write columns into GPU memory");
+  }
+  ParallelForRange(m_NumberOfThreads, m_Features.size(), 1u << 14, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k)
+    {
+      const std::uint64_t row = newIndex ? newIndex[k] : k;
+      if (row != UINT64_MAX)
+      {
+        const ComponentSums & f = m_Features[k];
+        WriteBasicRow(geometry,
+                      columns,
+                      row,
+                      f.numberOfPixels,
+                      f.indexSum.data(),
+                      f.boundingBoxMin.data(),
+                      f.boundingBoxMax.data());
+      }
+    }
+  });
+}
+
 } // namespace cca
 } // namespace itk

@@ -82,6 +82,9 @@ public:
   WriteLabels(const LabelOutput & output) override;
 
   void
+  WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns,
+                    const std::uint64_t * newIndex) override;
+  void
   ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
               Lines & lines) override;
 

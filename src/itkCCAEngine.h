@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "CudaConnectedComponentAnalysisExport.h"
+#include "itkCCABasicAttributes.h"
 #include "itkCCAHostMemory.h"
 #include "itkCCATypes.h"
 
@@ -162,6 +163,13 @@ public:
    * engine's own count). */
   virtual void
   ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads, Lines & lines) = 0;
+
+  /** The basic columns (itkCCABasicAttributes.h) of the last Analyze()'s components, straight from the
+   * engine's per-sum arrays, no ComponentSums rows: component k goes to row k, or with `newIndex` (the
+   * post-processing's table, host memory) to row newIndex[k], removed ones nowhere. The CUDA engine writes
+   * device columns on the device; the CPU engine only host columns. */
+  virtual void
+  WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns, const std::uint64_t * newIndex) = 0;
 };
 
 /** The CPU engine: available everywhere. It starts at most `numberOfThreads` threads (0: all hardware

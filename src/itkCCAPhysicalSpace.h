@@ -17,9 +17,9 @@
  *=========================================================================*/
 // The few pieces of ITK that the shape attributes need, ITK-free so that the Python package (no ITK at run
 // time) computes them with the same code as the filter, bit for bit as ITK computes them: an image's
-// index-to-physical mapping (ImageBase), Math::NotAlmostEquals against zero, GeometryUtilities' hypersphere
-// formulas and vnl_determinant of 2 and 3 rows. Each says which ITK code it follows; the filter's tests
-// compare the results with LabelImageToShapeLabelMapFilter's.
+// index-to-physical mapping (ImageBase; the centroid's is in itkCCABasicAttributes.h), Math::NotAlmostEquals against
+// zero, GeometryUtilities' hypersphere formulas and vnl_determinant of 2 and 3 rows. Each says which ITK code it
+// follows; the filter's tests compare the results with LabelImageToShapeLabelMapFilter's.
 #ifndef itkCCAPhysicalSpace_h
 #define itkCCAPhysicalSpace_h
 
@@ -138,23 +138,6 @@ struct PhysicalSpace
         indexToPhysical[i][j] = g.direction[i][j] * g.spacing[j];
       }
     }
-  }
-
-  /** ImageBase::TransformContinuousIndexToPhysicalPoint. */
-  std::array<double, D>
-  ContinuousIndexToPoint(const std::array<double, D> & index) const
-  {
-    std::array<double, D> point;
-    for (unsigned int r = 0; r < D; ++r)
-    {
-      double sum = 0;
-      for (unsigned int c = 0; c < D; ++c)
-      {
-        sum += indexToPhysical[r][c] * index[c];
-      }
-      point[r] = sum + origin[r];
-    }
-    return point;
   }
 
   /** ImageBase::TransformIndexToPhysicalPoint (the origin first, as ITK adds it). */

@@ -28,6 +28,7 @@
 
 #include "itkCCATypes.h"
 
+#include "itkCCABasicAttributes.h"
 #include "itkCCALineAttributes.h"
 #include "itkCCALineMoments.h"
 #include "itkCCAPhysicalSpace.h"
@@ -87,6 +88,7 @@ public:
   ShapeAttributeCalculatorOf(const std::vector<ComponentSums> & sums, const Geometry & geometry,
                              const ShapeOptions & options, const Lines & lines)
     : m_Space(geometry)
+    , m_Basic(MakeBasicGeometry(geometry))
     , m_Sums(sums)
     , m_Options(options)
     , m_Lines(lines)
@@ -121,22 +123,14 @@ public:
   ComputeBasic(std::uint64_t component, ShapeAttributes & a) const override
   {
     const ComponentSums & f = m_Sums[component];
-    const auto &          start = m_Space.start;
-    const double          n = static_cast<double>(f.numberOfPixels);
-    std::array<double, D> centroidIndex;
     for (unsigned int i = 0; i < D; ++i)
     {
-      a.boundingBoxIndex[i] = start[i] + static_cast<std::int64_t>(f.boundingBoxMin[i]);
+      a.boundingBoxIndex[i] = m_Space.start[i] + static_cast<std::int64_t>(f.boundingBoxMin[i]);
       a.boundingBoxSize[i] = f.boundingBoxMax[i] - f.boundingBoxMin[i] + 1;
-      centroidIndex[i] = static_cast<double>(start[i]) + static_cast<double>(f.indexSum[i]) / n;
     }
-    const PointType centroid = m_Space.ContinuousIndexToPoint(centroidIndex);
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      a.centroid[i] = centroid[i];
-    }
+    BasicCentroid(m_Basic, f.numberOfPixels, f.indexSum.data(), a.centroid.data());
     a.numberOfPixels = f.numberOfPixels;
-    a.physicalSize = n * m_SizePerPixel;
+    a.physicalSize = MulRounded(static_cast<double>(f.numberOfPixels), m_Basic.sizePerPixel);
   }
 
   void
@@ -379,6 +373,7 @@ private:
   }
 
   PhysicalSpace<D>                   m_Space;
+  BasicGeometry                      m_Basic;
   double                             m_SizePerPixel = 1.0;
   bool                               m_DirectionIsIdentity = true;
   bool                               m_DirectionIsRotation = true;

@@ -394,6 +394,16 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
 }
 
 void
+CudaConnectedComponentAnalysisEngine::WriteBasicColumns(const Geometry & geometry, const cca::BasicColumns & columns)
+{
+  Translated("writing the table's columns", [&]() {
+    m_Internals->Analyzed().WriteBasicColumns(cca::MakeBasicGeometry(geometry),
+                                              columns,
+                                              m_Internals->selected ? m_Internals->selection.newIndex.data() : nullptr);
+  });
+}
+
+void
 CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
 {
   Translated("building the LabelMap's lines", [&]() {

@@ -30,16 +30,17 @@ class Input:
     def ndim(self):
         return len(self.array.shape)
 
-    def empty(self, dtype):
-        """An uninitialized array of the image's shape on the image's device, in the image's library."""
+    def empty(self, dtype, shape=None):
+        """An uninitialized array (of the image's shape by default) on the image's device, in its library."""
         dtype = np.dtype(dtype)
+        shape = self.shape if shape is None else tuple(shape)
         if self.library == "numpy":
-            return np.empty(self.shape, dtype=dtype)
+            return np.empty(shape, dtype=dtype)
         if self.library == "cupy":
             import cupy
 
             with cupy.cuda.Device(self.device):
-                return cupy.empty(self.shape, dtype=dtype)
+                return cupy.empty(shape, dtype=dtype)
         import torch
 
         torch_dtype = {
@@ -47,6 +48,7 @@ class Input:
             np.dtype(np.int16): torch.int16,
             np.dtype(np.int32): torch.int32,
             np.dtype(np.int64): torch.int64,
+            np.dtype(np.float64): torch.float64,
             np.dtype(np.uint16): getattr(torch, "uint16", None),
             np.dtype(np.uint32): getattr(torch, "uint32", None),
             np.dtype(np.uint64): getattr(torch, "uint64", None),
@@ -54,7 +56,48 @@ class Input:
         if torch_dtype is None:
             raise TypeError(f"label dtype {dtype} has no PyTorch equivalent here; use int32 or int64")
         device = "cpu" if self.device < 0 else f"cuda:{self.device}"
-        return torch.empty(self.shape, dtype=torch_dtype, device=device)
+        return torch.empty(shape, dtype=torch_dtype, device=device)
+
+
+    def empty_table(self, shape, dtype):
+        """A table column block where the image is; PyTorch columns of unsigned counts are int64."""
+        if self.library == "torch" and np.dtype(dtype) == np.uint64:
+            dtype = np.int64
+        if self.library == "torch" or self.library == "cupy":
+            return self.empty(dtype, shape)
+        return np.empty(shape, dtype=dtype)
+
+    def from_host(self, array):
+        """A host array moved where the image is."""
+        if self.device < 0 or self.library == "numpy":
+            return array if self.library != "torch" else __import__("torch").from_numpy(array)
+        if self.library == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                return cupy.asarray(array)
+        import torch
+
+        if array.dtype == np.uint64:
+            array = array.astype(np.int64)
+        return torch.from_numpy(array).to(f"cuda:{self.device}")
+
+    def labels_column(self, count, skip_value):
+        """The labels 0 .. count-1 plus one from skip_value on (ITK's rule), made where the image is."""
+        if self.library == "cupy" and self.device >= 0:
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                k = cupy.arange(count, dtype=cupy.uint64)
+                return k + (k >= skip_value).astype(cupy.uint64)
+        if self.library == "torch":
+            import torch
+
+            device = "cpu" if self.device < 0 else f"cuda:{self.device}"
+            k = torch.arange(count, dtype=torch.int64, device=device)
+            return k + (k >= skip_value).to(torch.int64)
+        k = np.arange(count, dtype=np.uint64)
+        return k + (k >= np.uint64(skip_value)).astype(np.uint64)
 
 
 def _library_of(obj):

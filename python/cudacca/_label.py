@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import threading
 import warnings
 
@@ -12,6 +13,12 @@ from . import _arrays, _core, _table
 _local = threading.local()
 
 _CONNECTIVITY = {1: {1: False, 2: True}, 2: {1: False, 4: False, 2: True, 8: True}, 3: {1: False, 6: False, 3: True, 26: True}}
+
+
+@atexit.register
+def _release():
+    """The main thread's facade goes before the interpreter (its engines are cached in C++ regardless)."""
+    _local.__dict__.pop("analysis", None)
 
 
 def _analysis():
@@ -182,7 +189,7 @@ def label(
         labels = _to_itk(labels, inp.itk_image)
     if not return_table:
         return labels
-    table = _table.build(analysis, names, count, 0, inp.ndim, itk_spacing, origin, direction)
+    table = _table.build(analysis, inp, names, count, 0, itk_spacing, origin, direction)
     return labels, table
 
 

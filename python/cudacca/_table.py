@@ -75,33 +75,45 @@ class Table(dict):
     the m-th principal axis. `to_pandas()` makes a DataFrame."""
 
     def to_pandas(self):
+        """A pandas DataFrame (device columns are copied to the host)."""
         import pandas
 
-        return pandas.DataFrame(dict(self))
+        return pandas.DataFrame({k: _to_numpy(v) for k, v in self.items()})
 
     def __repr__(self):
         n = len(next(iter(self.values()))) if self else 0
         return f"<cudacca.Table: {n} rows, columns {', '.join(self.keys())}>"
 
 
-def build(analysis, names, count, skip_value, ndim, spacing, origin, direction):
-    """Allocates the asked columns, lets the engine fill them in one call, and splits them by component."""
-    arrays = {}
+def build(analysis, inp, names, count, skip_value, spacing, origin, direction):
+    """The asked columns: the basic ones written by the engine straight into arrays where the image is
+    (numpy, or CuPy / PyTorch on its GPU), the shape ones computed on the host (and moved there)."""
+    ndim = inp.ndim
+    basic = {}
     for name in names:
-        if name == "label":
+        if name in ("num_pixels", "area", "bbox", "centroid"):
+            components = {"bbox": 2 * ndim, "centroid": ndim}.get(name, 1)
+            dtype = np.float64 if name in ("area", "centroid") else (np.int64 if name == "bbox" else np.uint64)
+            basic[name] = inp.empty_table((components, count), dtype)
+    if basic and count > 0:
+        analysis.write_basic_columns(basic, list(spacing), list(origin), [float(v) for row in direction for v in row])
+    shape = {}
+    for name in names:
+        if name == "label" or name in basic:
             continue
-        info = _core.column_info(name, ndim)
-        components, is_float = info[0], info[1]
-        arrays[name] = np.empty((components, count), dtype=np.float64 if is_float else _integer_type(name))
-    feret = "feret_diameter" in names
-    obb = "oriented_bounding_box_size" in names or "oriented_bounding_box_origin" in names
-    flat = {name: a.reshape(-1) for name, a in arrays.items()}
-    analysis.fill_columns(flat, list(spacing), list(origin), [float(v) for row in direction for v in row], feret, obb)
+        components, is_float = _core.column_info(name, ndim)[:2]
+        shape[name] = np.empty((components, count), dtype=np.float64 if is_float else np.uint64)
+    if shape and count > 0:
+        feret = "feret_diameter" in names
+        obb = "oriented_bounding_box_size" in names or "oriented_bounding_box_origin" in names
+        flat = {name: a.reshape(-1) for name, a in shape.items()}
+        analysis.fill_columns(flat, list(spacing), list(origin), [float(v) for row in direction for v in row], feret, obb)
+    shape = {name: inp.from_host(a) for name, a in shape.items()}
+    arrays = {**basic, **shape}
     table = Table()
     for name in names:
         if name == "label":
-            k = np.arange(count, dtype=np.uint64)
-            table["label"] = np.where(k >= skip_value, k + 1, k)
+            table["label"] = inp.labels_column(count, skip_value)
             continue
         a = arrays[name]
         if a.shape[0] == 1:
@@ -116,5 +128,9 @@ def build(analysis, names, count, skip_value, ndim, spacing, origin, direction):
     return table
 
 
-def _integer_type(name):
-    return np.int64 if name == "bbox" else np.uint64
+def _to_numpy(a):
+    if isinstance(a, np.ndarray):
+        return a
+    if hasattr(a, "get"):  # CuPy
+        return a.get()
+    return a.cpu().numpy()  # PyTorch

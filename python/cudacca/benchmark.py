@@ -30,6 +30,7 @@ import cudacca
 from cudacca._arrays import itk_image_like
 
 BASIC = ("label", "area", "bbox", "centroid")
+CPU_ROWS = ("cc3d", "skimage", "itk")
 
 
 def blobs(shape, density, granularity, seed):
@@ -61,10 +62,11 @@ def spheres(shape, count, radius, seed):
     return image
 
 
-def best(fn, repeat, sync=None):
-    fn()
-    if sync:
-        sync()
+def best(fn, repeat, sync=None, warmup=True):
+    if warmup:
+        fn()
+        if sync:
+            sync()
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
@@ -83,8 +85,10 @@ def rows_for(image, repeat, skip, connectivity):
     def add(name, fn, sync=None):
         if name in skip:
             return
+        cpu = name in CPU_ROWS
         try:
-            seconds, count = best(fn, repeat, sync)
+            # the CPU libraries take seconds on the large images and need no warm-up: one run each
+            seconds, count = best(fn, 1 if cpu else repeat, sync, warmup=not cpu)
             results[name] = {"seconds": seconds, "objects": int(count)}
         except Exception as e:  # a library missing or failing: said in the report, not fatal
             results[name] = {"error": f"{type(e).__name__}: {e}"[:200]}
@@ -154,7 +158,9 @@ def rows_for(image, repeat, skip, connectivity):
         itk_image = itk_image_like(image)
 
         def theirs_itk():
-            cc = itk.ConnectedComponentImageFilter[type(itk_image), itk.Image[itk.UL, ndim]].New(itk_image)
+            # pip's itk wraps LabelImageToShapeLabelMapFilter for 8- and 16-bit labels: past 65535 objects
+            # this row reports ITK's overflow error
+            cc = itk.ConnectedComponentImageFilter[type(itk_image), itk.Image[itk.US, ndim]].New(itk_image)
             cc.SetFullyConnected(full)
             shape = itk.LabelImageToShapeLabelMapFilter.New(cc.GetOutput())
             shape.SetComputePerimeter(False)
@@ -196,6 +202,10 @@ def main(argv=None):
     p.add_argument("--connectivity", choices=("face", "full"), default="full")
     p.add_argument("--repeat", type=int, default=3, help="timed runs per row (the minimum is reported)")
     p.add_argument("--skip", default="", help="comma-separated rows to leave out, e.g. 'skimage,itk'")
+    p.add_argument("--blob-skip", default="",
+                   help="rows to leave out on the random images only, e.g. 'skimage' (minutes at 8192²)")
+    p.add_argument("--cpu-densities", default=None,
+                   help="run the CPU libraries (cc3d, skimage, itk) only at these densities (and on the spheres)")
     p.add_argument("--json", help="also write the results to this JSON file")
     args = p.parse_args(argv)
     if args.quick:
@@ -203,17 +213,25 @@ def main(argv=None):
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     densities = [float(d) for d in args.densities.split(",")]
     bounds = transfer_bounds() if cudacca.cuda_available()[0] else None
+    cpu_densities = densities if args.cpu_densities is None else [float(d) for d in args.cpu_densities.split(",")]
     images = []
     for d in densities:
-        images.append((f"2D {args.size2d}² d={d}", blobs((args.size2d,) * 2, d, args.granularity, 1)))
+        images.append((f"2D {args.size2d}² d={d}", d, lambda d=d: blobs((args.size2d,) * 2, d, args.granularity, 1)))
     for d in densities:
-        images.append((f"3D {args.size3d}³ d={d}", blobs((args.size3d,) * 3, d, args.granularity, 2)))
+        images.append((f"3D {args.size3d}³ d={d}", d, lambda d=d: blobs((args.size3d,) * 3, d, args.granularity, 2)))
     n_spheres = max(50, (args.size3d // 8) ** 3 // 8)
-    images.append((f"3D {args.size3d}³ {n_spheres} spheres", spheres((args.size3d,) * 3, n_spheres, 4.0, 3)))
+    images.append((f"3D {args.size3d}³ {n_spheres} spheres", None,
+                   lambda: spheres((args.size3d,) * 3, n_spheres, 4.0, 3)))
     print(f"cudacca {cudacca.__version__}; GPU: {cudacca.cuda_available()}; bounds: {bounds}", flush=True)
     report = {"bounds": bounds, "images": []}
-    for name, image in images:
-        rows = rows_for(image, args.repeat, skip, args.connectivity)
+    for name, density, make in images:
+        image = make()
+        image_skip = set(skip)
+        if density is not None:
+            image_skip |= {s.strip() for s in args.blob_skip.split(",") if s.strip()}
+            if density not in cpu_densities:
+                image_skip |= set(CPU_ROWS)
+        rows = rows_for(image, args.repeat, image_skip, args.connectivity)
         entry = {"image": name, "pixels": int(image.size), "rows": rows}
         if bounds:
             labels_bytes = image.size * 4

@@ -100,6 +100,10 @@ template <typename TArray>
 bool
 IsContiguous(const TArray & a)
 {
+  if (a.size() == 0)
+  {
+    return true; // no element to misplace (numpy gives empty arrays various strides)
+  }
   std::int64_t expected = 1;
   for (std::size_t d = a.ndim(); d-- > 0;)
   {
@@ -195,6 +199,7 @@ public:
     r.computeShapeSums = shapeSums;
     r.computePerimeter = shapeSums && perimeter;
     r.inputOnDevice = where >= 0;
+    r.hostFeatures = false; // the table's columns come from the device's per-sum arrays (WriteBasicColumns)
     r.stream = reinterpret_cast<void *>(stream);
     Backend backend = Backend::Automatic;
     if (backendName == "cuda")
@@ -256,22 +261,7 @@ public:
     itk::cca::python::TableRequest t;
     t.dimension = m_Dimension;
     t.count = m_Count;
-    if (spacing.size() != m_Dimension || origin.size() != m_Dimension ||
-        direction.size() != std::size_t{ m_Dimension } * m_Dimension)
-    {
-      throw nb::value_error("geometry: spacing and origin need one value per axis, direction D x D");
-    }
-    t.geometry.dimension = m_Dimension;
-    for (unsigned i = 0; i < m_Dimension; ++i)
-    {
-      t.geometry.size[i] = m_Size[i];
-      t.geometry.spacing[i] = spacing[i];
-      t.geometry.origin[i] = origin[i];
-      for (unsigned j = 0; j < m_Dimension; ++j)
-      {
-        t.geometry.direction[i][j] = direction[i * m_Dimension + j];
-      }
-    }
+    t.geometry = MakeGeometry(spacing, origin, direction);
     t.options.computePerimeter = true;
     t.options.computeFeretDiameter = feret;
     t.options.computeOrientedBoundingBox = obb;
@@ -295,6 +285,63 @@ public:
     itk::cca::python::FillColumns(m_Engine, t);
   }
 
+  /** The basic columns into arrays where the image is (numpy, or CuPy/PyTorch on its device): "num_pixels"
+   * (1 x K), "area" (1 x K), "bbox" (2D x K: first index per array axis, then end), "centroid" (D x K), each
+   * row C-contiguous, 64-bit. */
+  void
+  WriteBasicColumns(nb::dict columns, const std::vector<double> & spacing, const std::vector<double> & origin,
+                    const std::vector<double> & direction)
+  {
+    RequireAnalysis();
+    const itk::cca::Geometry geometry = MakeGeometry(spacing, origin, direction);
+    itk::cca::BasicColumns   c;
+    c.onDevice = m_OnDevice >= 0;
+    const unsigned d = m_Dimension;
+    for (auto item : columns)
+    {
+      const std::string name = nb::cast<std::string>(item.first);
+      auto              array = nb::cast<nb::ndarray<>>(item.second);
+      const std::size_t rows = name == "bbox" ? 2 * d : name == "centroid" ? d : 1;
+      if (array.dtype().bits != 64 || array.size() != rows * m_Count || !IsContiguous(array) ||
+          DeviceOf(array, "table") != m_OnDevice)
+      {
+        throw nb::value_error(
+          ("column " + name + ": a contiguous 64-bit array of the right size, where the image is").c_str());
+      }
+      auto * base = static_cast<char *>(array.data());
+      auto   row = [&](std::size_t r) { return base + r * m_Count * 8; };
+      if (name == "num_pixels")
+      {
+        c.numberOfPixels = reinterpret_cast<std::uint64_t *>(base);
+      }
+      else if (name == "area")
+      {
+        c.physicalSize = reinterpret_cast<double *>(base);
+      }
+      else if (name == "bbox")
+      {
+        for (unsigned a = 0; a < d; ++a) // array axis a is ITK's axis d - 1 - a
+        {
+          c.boundingBoxBegin[d - 1 - a] = reinterpret_cast<std::int64_t *>(row(a));
+          c.boundingBoxEnd[d - 1 - a] = reinterpret_cast<std::int64_t *>(row(d + a));
+        }
+      }
+      else if (name == "centroid")
+      {
+        for (unsigned a = 0; a < d; ++a)
+        {
+          c.centroid[d - 1 - a] = reinterpret_cast<double *>(row(a));
+        }
+      }
+      else
+      {
+        throw nb::value_error(("no basic column named " + name).c_str());
+      }
+    }
+    nb::gil_scoped_release release;
+    m_Engine.WriteBasicColumns(geometry, c);
+  }
+
   std::string
   BackendUsed() const
   {
@@ -312,6 +359,31 @@ public:
   }
 
 private:
+  /** The image's geometry in ITK's axis order (spacing, origin; direction row-major). */
+  itk::cca::Geometry
+  MakeGeometry(const std::vector<double> & spacing, const std::vector<double> & origin,
+               const std::vector<double> & direction) const
+  {
+    if (spacing.size() != m_Dimension || origin.size() != m_Dimension ||
+        direction.size() != std::size_t{ m_Dimension } * m_Dimension)
+    {
+      throw nb::value_error("geometry: spacing and origin need one value per axis, direction D x D");
+    }
+    itk::cca::Geometry g;
+    g.dimension = m_Dimension;
+    for (unsigned i = 0; i < m_Dimension; ++i)
+    {
+      g.size[i] = m_Size[i];
+      g.spacing[i] = spacing[i];
+      g.origin[i] = origin[i];
+      for (unsigned j = 0; j < m_Dimension; ++j)
+      {
+        g.direction[i][j] = direction[i * m_Dimension + j];
+      }
+    }
+    return g;
+  }
+
   void
   RequireAnalysis() const
   {
@@ -335,6 +407,9 @@ NB_MODULE(_core, m)
 {
   m.doc() = "cudacca's compiled engines (CUDA and CPU); use cudacca.label().";
   Engine::SetWarningHandler(&KeepWarning);
+  // The per-thread facades (cudacca._label) of threads still running at exit go with the interpreter;
+  // nanobind would report them as leaks.
+  nb::set_leak_warnings(false);
 
   static nb::exception<itk::cca::Error> error(m, "EngineError", PyExc_RuntimeError);
   nb::register_exception_translator([](const std::exception_ptr & p, void *) {
@@ -367,6 +442,12 @@ NB_MODULE(_core, m)
          nb::arg("perimeter"),
          nb::arg("stream"))
     .def("write_labels", &Analysis::WriteLabels, nb::arg("out"), nb::arg("background_bits"), nb::arg("skip_value"))
+    .def("write_basic_columns",
+         &Analysis::WriteBasicColumns,
+         nb::arg("columns"),
+         nb::arg("spacing"),
+         nb::arg("origin"),
+         nb::arg("direction"))
     .def("fill_columns",
          &Analysis::FillColumns,
          nb::arg("columns"),

@@ -3,6 +3,12 @@
 import numpy as np
 import pytest
 
+import cudacca
+
+#: The engines every test runs on: the CPU engine, and the CUDA engine where a GPU is usable.
+BACKENDS = ["cpu"] + (["cuda"] if cudacca.cuda_available()[0] else [])
+DENSITY_GRANULARITY = [(0.2, 1), (0.5, 1), (0.8, 1), (0.4, 4), (0.6, 3)]
+
 
 def random_image(shape, density, granularity, seed):
     """A binary image of `shape` whose cells of granularity^ndim pixels are on with probability density."""

@@ -238,6 +238,11 @@ struct Request
    * engine's work is ordered after the work already queued on `stream` (a cudaStream_t; nullptr: none). */
   bool   inputOnDevice = false;
   void * stream = nullptr;
+  /** The CUDA engine's per-component sums come to the host as ComponentSums rows during the analysis (the
+   * filter: LabelMap, features). false: they stay on the device until WriteBasicColumns() takes the columns
+   * it needs, or a later GetComponentSums() fetches the rows (the Python table: millions of components'
+   * rows cost more than the labeling). Then no other call may run on the facade beside that one. */
+  bool hostFeatures = true;
 
   std::uint64_t
   NumberOfPixels() const
@@ -257,6 +262,19 @@ struct Geometry
   std::array<std::array<double, MaxDimension>, MaxDimension> direction{
     { { { 1, 0, 0 } }, { { 0, 1, 0 } }, { { 0, 0, 1 } } }
   };
+};
+
+/** Where the basic columns go: one value per component, at its (new) index; nullptr: not wanted. Per
+ * dimension d (ITK's order, x first): the bounding box's first index and its end (last index + 1), and the
+ * centroid's coordinate. `onDevice`: the pointers are GPU memory of the device that analyzed. */
+struct BasicColumns
+{
+  std::uint64_t * numberOfPixels = nullptr;
+  double *        physicalSize = nullptr;
+  std::int64_t *  boundingBoxBegin[MaxDimension] = { nullptr, nullptr, nullptr };
+  std::int64_t *  boundingBoxEnd[MaxDimension] = { nullptr, nullptr, nullptr };
+  double *        centroid[MaxDimension] = { nullptr, nullptr, nullptr };
+  bool            onDevice = false;
 };
 
 /** The optional attributes, with ShapeLabelMapFilter's defaults. */

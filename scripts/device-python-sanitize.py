@@ -1,0 +1,29 @@
+"""A Python session under compute-sanitizer (scripts/device-python.sh): cudacca.label on CuPy and PyTorch
+arrays, 2-D and 3-D, both connectivities, post-processing and the whole table, each against the CPU engine."""
+
+import sys
+
+import numpy as np
+import cupy
+import torch
+
+import cudacca
+from cudacca._table import _to_numpy
+
+rng = np.random.default_rng(1)
+failures = 0
+for shape in [(1, 1), (3, 257), (129, 131), (33, 35, 37)]:
+    for density in (0.3, 0.7):
+        image = (rng.random(shape) < density).astype(np.uint8)
+        for full in ("face", "full"):
+            kw = dict(connectivity=full, return_table=True, properties=list(cudacca.ALL) + list(cudacca.ON_REQUEST))
+            expected, table = cudacca.label(image, backend="cpu", **kw)
+            for device_image in (cupy.asarray(image), torch.from_numpy(image).cuda()):
+                labels, t = cudacca.label(device_image, **kw)
+                host = labels.get() if isinstance(labels, cupy.ndarray) else labels.cpu().numpy()
+                same = np.array_equal(host, expected) and all(np.allclose(_to_numpy(t[k]), table[k], rtol=1e-12) for k in t)
+                failures += not same
+            sorted_labels = cudacca.label(cupy.asarray(image), connectivity=full, sort=True, min_size=3)
+            failures += not np.array_equal(sorted_labels.get(), cudacca.label(image, connectivity=full, sort=True, min_size=3, backend="cpu"))
+print("device sessions compared with the CPU engine; failures:", failures)
+sys.exit(1 if failures else 0)

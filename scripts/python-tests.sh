@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The Python package cudacca (python/), as a user gets it: `pip install .` into fresh virtual environments,
+# then its tests. Called by run-tests.sh; needs python3 with venv and headers (installed here if missing)
+# and PyPI (the pinned test requirements in python/requirements-test.txt).
+#  1. the wheel as this machine builds it (with the CUDA engine where nvcc is found): the whole pytest suite
+#     (CPU engine without a GPU; CUDA engine and CuPy/PyTorch inputs too where a GPU and those are usable);
+#  2. a CPU-only wheel (CCA_ENABLE_CUDA=OFF, as on a machine without nvcc): installed, imported and used.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${PYTHON_BUILD_DIR:-$root/build-python}
+python=${PYTHON:-python3}
+
+if ! "$python" -c 'import venv, ensurepip, sysconfig, os; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null; then
+  echo "python-tests: installing python3-venv python3-dev"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends python3-venv python3-dev
+fi
+if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+
+rm -rf "$out" && mkdir -p "$out"
+echo "== Python package: wheel ($(command -v nvcc >/dev/null && echo 'with the CUDA engine' || echo 'no nvcc: CPU-only'))"
+"$python" -m venv "$out/venv"
+"$out/venv/bin/pip" install -q --upgrade pip
+"$out/venv/bin/pip" wheel -q --no-deps -w "$out/wheel" "$root"
+"$out/venv/bin/pip" install -q -r "$root/python/requirements-test.txt" "$out"/wheel/cudacca-*.whl
+# from outside the source tree, so that the installed package is what is imported
+(cd "$out" && "$out/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$root/python/tests")
+
+echo "== Python package: CPU-only wheel (CCA_ENABLE_CUDA=OFF), fresh venv, imported and used"
+"$python" -m venv "$out/venv-cpu"
+CMAKE_ARGS="-DCCA_ENABLE_CUDA=OFF" "$out/venv-cpu/bin/pip" wheel -q --no-deps -w "$out/wheel-cpu" "$root"
+"$out/venv-cpu/bin/pip" install -q "$out"/wheel-cpu/cudacca-*.whl
+(cd "$out" && "$out/venv-cpu/bin/python" - <<'PY'
+import numpy as np, warnings, cudacca
+ok, why = cudacca.cuda_available()
+assert not ok and "no CUDA engine" in why, why
+image = np.zeros((5, 7), np.uint8); image[1:3, 1:3] = 1; image[4, 5:] = 1
+with warnings.catch_warnings(record=True) as w:
+    warnings.simplefilter("always")
+    labels, table = cudacca.label(image, return_table=True)
+assert labels.max() == 2 and list(table["num_pixels"]) == [4, 2] and cudacca.last_backend()[0] == "cpu"
+assert any("using the CPU engine" in str(x.message) for x in w)
+print("cudacca CPU-only wheel:", cudacca.last_backend()[1], "-", len(table["label"]), "objects")
+PY
+)
