@@ -23,15 +23,10 @@
 #ifndef itkCCABasicAttributes_h
 #define itkCCABasicAttributes_h
 
+#include "itkCCARunMath.h" // CCA_HOST_DEVICE: inline on the host, __host__ __device__ __forceinline__ under nvcc
 #include "itkCCATypes.h"
 
 #include <cstdint>
-
-#if defined(__CUDACC__)
-#  define CCA_HOST_DEVICE __host__ __device__
-#else
-#  define CCA_HOST_DEVICE
-#endif
 
 namespace itk
 {
@@ -39,7 +34,7 @@ namespace cca
 {
 
 /** a * b and a + b, rounded once each (nvcc would otherwise fuse them on the device). */
-CCA_HOST_DEVICE inline double
+CCA_HOST_DEVICE double
 MulRounded(double a, double b)
 {
 #if defined(__CUDA_ARCH__)
@@ -48,7 +43,7 @@ MulRounded(double a, double b)
   return a * b;
 #endif
 }
-CCA_HOST_DEVICE inline double
+CCA_HOST_DEVICE double
 AddRounded(double a, double b)
 {
 #if defined(__CUDA_ARCH__)
@@ -91,7 +86,7 @@ MakeBasicGeometry(const Geometry & g)
 
 /** The physical centroid of a component of `n` pixels whose indices (from the region's start) sum to
  * `indexSum`. */
-CCA_HOST_DEVICE inline void
+CCA_HOST_DEVICE void
 BasicCentroid(const BasicGeometry & g, std::uint64_t n, const std::uint64_t * indexSum, double * centroid)
 {
   double index[MaxDimension];
@@ -113,7 +108,7 @@ BasicCentroid(const BasicGeometry & g, std::uint64_t n, const std::uint64_t * in
 /** Writes row `row` of the basic columns from one component's sums (bounding box min/max inclusive, in
  * index space from the region's start). */
 template <typename TBox>
-CCA_HOST_DEVICE inline void
+CCA_HOST_DEVICE void
 WriteBasicRow(const BasicGeometry & g, const BasicColumns & c, std::uint64_t row, std::uint64_t n,
               const std::uint64_t * indexSum, const TBox * boxMin, const TBox * boxMax)
 {
