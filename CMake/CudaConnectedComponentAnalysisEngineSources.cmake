@@ -37,6 +37,11 @@ function(cca_engine_target target)
   target_include_directories(${target} PRIVATE ${CCA_ROOT}/src ${CCA_ROOT}/cuda)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(${target} PRIVATE Threads::Threads)
+  # No fused multiply-adds on the host either (GCC fuses a*b+c by default in GNU mode where the target has FMA):
+  # the shape attributes match ITK's bits, and the basic columns the device's (itkCCABasicAttributes.h).
+  if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
+  endif()
   if(CCA_WITH_CUDA)
     target_compile_definitions(${target} PRIVATE CCA_WITH_CUDA=1)
     target_link_libraries(${target} PRIVATE CUDA::cudart_static)

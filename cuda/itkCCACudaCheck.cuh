@@ -57,6 +57,43 @@ ThrowCudaError(cudaError_t status, const char * what, const char * file, int lin
   throw Error(msg.str());
 }
 
+/** Makes `device` current for the scope and gives the caller's current device back at its end: a Python
+ * session's CuPy or PyTorch allocations after a call on another device must not move there. */
+class DeviceScope
+{
+public:
+  explicit DeviceScope(int device)
+  {
+    if (cudaGetDevice(&m_Previous) != cudaSuccess)
+    {
+      m_Previous = -1;
+      cudaGetLastError();
+    }
+    if (m_Previous != device)
+    {
+      const cudaError_t status = cudaSetDevice(device);
+      if (status != cudaSuccess)
+      {
+        ThrowCudaError(status, "cudaSetDevice", __FILE__, __LINE__);
+      }
+    }
+  }
+  ~DeviceScope()
+  {
+    if (m_Previous >= 0)
+    {
+      cudaSetDevice(m_Previous);
+      cudaGetLastError();
+    }
+  }
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &
+  operator=(const DeviceScope &) = delete;
+
+private:
+  int m_Previous = -1;
+};
+
 } // namespace cuda
 } // namespace cca
 } // namespace itk

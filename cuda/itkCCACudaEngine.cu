@@ -38,11 +38,31 @@ namespace cca
 namespace cuda
 {
 
+namespace
+{
+__global__ void
+ProbeKernel()
+{}
+} // namespace
+
 CudaEngine::CudaEngine(int deviceId)
   : m_DeviceId(deviceId)
 {
-  CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+  const DeviceScope scope(m_DeviceId);
   CCA_CUDA_CHECK(cudaGetDeviceProperties(&m_Properties, m_DeviceId));
+  // A device this build has no machine code for (e.g. compute capability 7.0 with the default 7.5/8.x/9.0
+  // architectures) could not run a kernel: Unavailable, so that the automatic backend uses the CPU engine.
+  cudaFuncAttributes probe{};
+  const cudaError_t  probeStatus = cudaFuncGetAttributes(&probe, ProbeKernel);
+  if (probeStatus == cudaErrorInvalidDeviceFunction || probeStatus == cudaErrorNoKernelImageForDevice)
+  {
+    cudaGetLastError();
+    std::ostringstream msg;
+    msg << "CUDA device " << deviceId << " (" << m_Properties.name << ", compute capability " << m_Properties.major
+        << '.' << m_Properties.minor << ") has no code in this build (CMAKE_CUDA_ARCHITECTURES)";
+    throw Unavailable(msg.str());
+  }
+  CCA_CUDA_CHECK(probeStatus); // out of memory loading the module, say: reported as such
   if (m_Properties.major < 7)
   {
     std::ostringstream msg;
@@ -59,8 +79,8 @@ CudaEngine::CudaEngine(int deviceId)
     m_Staging.Initialize();
     void * scalars = nullptr;
     CCA_CUDA_CHECK(cudaMallocHost(&scalars, 2 * sizeof(std::uint32_t)));
-    CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_CallerReady, cudaEventDisableTiming));
     m_HostScalars = static_cast<std::uint32_t *>(scalars);
+    CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_CallerReady, cudaEventDisableTiming));
   }
   catch (...)
   {
@@ -113,13 +133,10 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
     throw Error(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
                 " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
   }
-  CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
-  if (onDevice && request.stream != nullptr)
-  {
-    // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
-    CCA_CUDA_CHECK(cudaEventRecord(m_CallerReady, static_cast<cudaStream_t>(request.stream)));
-    CCA_CUDA_CHECK(cudaStreamWaitEvent(m_Stream, m_CallerReady, 0));
-  }
+  const DeviceScope scope(m_DeviceId);
+  m_CallerStream = onDevice ? request.stream : nullptr;
+  // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
+  WaitForCallerStream();
   SetGeometry(request);
   const int sms = m_Properties.multiProcessorCount;
 
@@ -282,13 +299,14 @@ CudaEngine::MeasureComponents(const Request & request, FeatureVariant & variant,
 void
 CudaEngine::DownloadFeatures()
 {
-  m_FeaturesOnHost = true;
   const std::uint64_t k = m_NumberOfComponents;
   if (k == 0)
   {
     m_Features.clear();
+    m_FeaturesOnHost = true;
     return;
   }
+  const DeviceScope scope(m_DeviceId);
   // Only the sums the request asked for travel back, through the pinned staging buffers into host
   // buffers kept between calls; the conversion to ComponentSums writes every field once, on
   // several threads (with millions of components it otherwise costs more than the labeling).
@@ -330,14 +348,16 @@ CudaEngine::DownloadFeatures()
       }
     }
   });
+  m_FeaturesOnHost = true;
 }
 
 const std::vector<ComponentSums> &
 CudaEngine::GetFeatures() const
 {
+  // Filling a cache (the rows of the analysis already made), once, whichever thread asks first.
+  std::lock_guard<std::mutex> lock(m_FeaturesMutex);
   if (m_Analyzed && !m_FeaturesOnHost)
   {
-    // Filling a cache: the rows of the analysis already made.
     const_cast<CudaEngine *>(this)->DownloadFeatures();
   }
   return m_Features;
@@ -351,12 +371,13 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   {
     throw Error("WriteBasicColumns() called before a successful Analyze()");
   }
-  CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+  const DeviceScope          scope(m_DeviceId);
   const std::uint64_t        k = m_NumberOfComponents;
   const unsigned long long * table = DeviceNewIndexTable(newIndex);
   const int                  sms = m_Properties.multiProcessorCount;
   if (columns.onDevice)
   {
+    WaitForCallerStream();
     WriteBasicColumnsOnDevice(geometry,
                               columns,
                               m_FeatureSums.As<unsigned long long>(),
@@ -438,6 +459,11 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   {
     throw Error("WriteLabels() needs an output buffer");
   }
+  const DeviceScope scope(m_DeviceId);
+  if (output.onDevice)
+  {
+    WaitForCallerStream(); // the output array's memory may come from the caller's stream-ordered pool
+  }
   const std::size_t bytes = WriteLabelsOnDevice(output);
   if (!output.onDevice)
   {
@@ -469,7 +495,7 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
   {
     throw Error("WriteLabels() called before a successful Analyze()");
   }
-  CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+  const DeviceScope scope(m_DeviceId);
   return WriteLabelImage(output,
                          m_Bits.As<std::uint32_t>(),
                          m_FirstRun.As<std::uint32_t>(),
@@ -490,7 +516,7 @@ CudaEngine::ExportLines(const LineLayout & layout, const RunSelection & selectio
   {
     throw Error("ExportLines() called before a successful Analyze()");
   }
-  CCA_CUDA_CHECK(cudaSetDevice(m_DeviceId));
+  const DeviceScope scope(m_DeviceId);
   const std::size_t numComponents = static_cast<std::size_t>(m_NumberOfComponents);
   const std::size_t numGroups = selection.newIndex ? static_cast<std::size_t>(selection.numKept) : numComponents;
   if (m_NumberOfRuns == 0)
@@ -567,6 +593,16 @@ CudaEngine::ReadDeviceScalar(const std::uint32_t * device)
   CCA_CUDA_CHECK(cudaMemcpyAsync(m_HostScalars, device, sizeof(std::uint32_t), cudaMemcpyDeviceToHost, m_Stream));
   CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
   return m_HostScalars[0];
+}
+
+void
+CudaEngine::WaitForCallerStream()
+{
+  if (m_CallerStream != nullptr)
+  {
+    CCA_CUDA_CHECK(cudaEventRecord(m_CallerReady, static_cast<cudaStream_t>(m_CallerStream)));
+    CCA_CUDA_CHECK(cudaStreamWaitEvent(m_Stream, m_CallerReady, 0));
+  }
 }
 
 void

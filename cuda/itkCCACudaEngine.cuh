@@ -30,6 +30,7 @@
 
 #include <array>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,9 @@ private:
   ReadDeviceScalar(const std::uint32_t * device);
   void
   ReleaseHandles();
+  /** Orders the engine's stream after the work queued so far on the last device request's stream. */
+  void
+  WaitForCallerStream();
   /** The post-processing's table on the device (nullptr without one): `host` (one entry per component of
    * the last Analyze()) is uploaded once per analysis. */
   const unsigned long long *
@@ -114,7 +118,9 @@ private:
   cudaStream_t                                   m_Stream = nullptr;
   PinnedStaging                                  m_Staging;
   std::uint32_t *                                m_HostScalars = nullptr;
-  cudaEvent_t                                    m_CallerReady = nullptr; ///< Request::stream's work done
+  cudaEvent_t                                    m_CallerReady = nullptr;  ///< Request::stream's work done
+  void *                                         m_CallerStream = nullptr; ///< the last device request's stream
+  mutable std::mutex                             m_FeaturesMutex;
   std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,

@@ -70,7 +70,11 @@ class Input:
     def from_host(self, array):
         """A host array moved where the image is."""
         if self.device < 0 or self.library == "numpy":
-            return array if self.library != "torch" else __import__("torch").from_numpy(array)
+            if self.library != "torch":
+                return array
+            import torch
+
+            return torch.from_numpy(array.astype(np.int64) if array.dtype == np.uint64 else array)
         if self.library == "cupy":
             import cupy
 
@@ -137,6 +141,9 @@ def as_input(obj, what="image"):
     if _is_itk_image(obj):
         import itk
 
+        if obj.GetNumberOfComponentsPerPixel() != 1:
+            raise TypeError(f"{what}: an itk.Image of {obj.GetNumberOfComponentsPerPixel()}-component pixels "
+                            "(RGB, vector) is not a scalar image; pass one component")
         view = itk.array_view_from_image(obj)
         _check_shape(view.shape, what)
         _check_dtype(view.dtype, what)
@@ -182,6 +189,8 @@ def as_input(obj, what="image"):
         raise TypeError(f"{what}: an object array is not an image ({_SUPPORTED_KINDS})")
     _check_shape(array.shape, what)
     _check_dtype(array.dtype, what)
+    if not array.dtype.isnative:  # big-endian data from a file: one copy in this machine's byte order
+        array = array.astype(array.dtype.newbyteorder("="))
     return Input(np.ascontiguousarray(array), "numpy", -1)
 
 
@@ -202,7 +211,7 @@ def itk_image_like(array, like=None):
     image = image_type.New()
     if like is not None:
         image.CopyInformation(like)
-        image.SetRegions(like.GetLargestPossibleRegion())
+        image.SetRegions(like.GetBufferedRegion())
     else:
         size = itk.Size[d]()
         for i, s in enumerate(reversed(array.shape)):
@@ -218,4 +227,9 @@ def foreground(inp, background):
     into a boolean image (pixels != background), in the image's library, on its device."""
     if background is None or background == 0:
         return inp.array
+    if inp.library == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(inp.device):  # on the image's device, not the current one
+            return inp.array != background
     return inp.array != background

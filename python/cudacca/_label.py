@@ -46,18 +46,19 @@ def _fully_connected(connectivity, ndim):
 
 
 def _geometry(inp, spacing):
-    """Spacing, origin and direction in ITK's axis order (x first), from the itk.Image or from `spacing`
-    (given in the array's axis order, as scikit-image takes it)."""
+    """Region start, spacing, origin and direction in ITK's axis order (x first), from the itk.Image (its
+    buffered region) or from `spacing` (given in the array's axis order, as scikit-image takes it)."""
     d = inp.ndim
     if inp.itk_image is not None:
         image = inp.itk_image
+        start = [int(i) for i in image.GetBufferedRegion().GetIndex()]
         itk_spacing = [float(s) for s in image.GetSpacing()]
         origin = [float(s) for s in image.GetOrigin()]
         m = image.GetDirection().GetVnlMatrix()
         direction = [[float(m.get(i, j)) for j in range(d)] for i in range(d)]
         if spacing is not None:
             raise ValueError("spacing: an itk.Image carries its own spacing; leave spacing out")
-        return itk_spacing, origin, direction
+        return start, itk_spacing, origin, direction
     if spacing is None:
         itk_spacing = [1.0] * d
     else:
@@ -65,7 +66,7 @@ def _geometry(inp, spacing):
         if len(s) != d or not all(np.isfinite(v) and v > 0 for v in s):
             raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
         itk_spacing = s[::-1]
-    return itk_spacing, [0.0] * d, [[1.0 if i == j else 0.0 for j in range(d)] for i in range(d)]
+    return [0] * d, itk_spacing, [0.0] * d, [[1.0 if i == j else 0.0 for j in range(d)] for i in range(d)]
 
 
 def _label_dtype(dtype, count, library):
@@ -117,19 +118,21 @@ def label(
     sort: number the components by decreasing size (ITK's RelabelComponentImageFilter), else in raster
         order of their first pixel (ITK's ConnectedComponentImageFilter).
     spacing: pixel spacing in the array's axis order (an itk.Image brings its own, with origin and direction).
-    return_table: also return a Table (dict of numpy columns; to_pandas()).
+    return_table: also return a Table (dict of 1-D columns, arrays like the labels; to_pandas() with pandas).
     properties: the table's columns: "basic" (default: label, num_pixels, area, bbox, centroid), "all"
         (ITK's ShapeLabelObject attributes), or a list of names; "feret_diameter" and
         "oriented_bounding_box_size"/"_origin" only when named.
     dtype: the label dtype (default uint32, uint64 beyond; int32/int64 for PyTorch); too small raises
         OverflowError.
-    backend: "auto" (the GPU when there is one, else the CPU engine, said once by a RuntimeWarning),
-        "cuda" or "cpu". Device arrays always run on their own GPU.
+    backend: "auto" (host images under 65,536 pixels: the CPU engine, faster there; larger: the GPU when
+        there is one, else the CPU engine, said once by a RuntimeWarning), "cuda" or "cpu". Device arrays
+        always run on their own GPU.
     device: the CUDA device for host arrays.
     threads: CPU engine threads (0: all).
 
-    Returns the label image (numpy for host input, the input's library and device otherwise, an itk.Image
-    with the input's geometry for an itk.Image), and the Table with return_table=True. Background is 0,
+    Returns the label image in the input's library and on its device (numpy for numpy and other host input,
+    CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
+    return_table=True the Table, whose columns are arrays of that library on that device. Background is 0,
     the components are numbered 1 .. N.
     """
     inp = _arrays.as_input(image, "image")
@@ -154,7 +157,7 @@ def label(
             "backend='cpu' with an array on the GPU: the CPU engine cannot read GPU memory; "
             "copy it to the host first (e.g. .get() or .cpu()) or use backend='auto'/'cuda'"
         )
-    itk_spacing, origin, direction = _geometry(inp, spacing)
+    start, itk_spacing, origin, direction = _geometry(inp, spacing)
     names = _table.resolve_properties(properties) if return_table else []
     pixel_volume = float(np.prod(itk_spacing))
 
@@ -189,7 +192,7 @@ def label(
         labels = _to_itk(labels, inp.itk_image)
     if not return_table:
         return labels
-    table = _table.build(analysis, inp, names, count, 0, itk_spacing, origin, direction)
+    table = _table.build(analysis, inp, names, count, 0, start, itk_spacing, origin, direction, int(threads))
     return labels, table
 
 

@@ -69,10 +69,12 @@ def needs_perimeter(names):
 
 
 class Table(dict):
-    """Columns by name, each a 1-D numpy array of one value per label (in label order), as
-    skimage.measure.regionprops_table returns them: vector attributes are split into name-0, name-1, ...
-    in the array's axis order (0 is the first numpy axis: z in 3-D), principal_axes-m-c is component c of
-    the m-th principal axis. `to_pandas()` makes a DataFrame."""
+    """Columns by name, each a 1-D array of one value per label (in label order), as
+    skimage.measure.regionprops_table returns them; numpy for host images, CuPy or PyTorch on the image's
+    device for those. Coordinates (bbox, centroid, oriented_bounding_box_origin, the components of
+    principal_axes-m-c) are split in the array's axis order (0 is the first numpy axis: z in 3-D);
+    principal_moments, equivalent_ellipsoid_diameter and oriented_bounding_box_size are per principal axis,
+    ascending moments. `to_pandas()` makes a DataFrame (needs pandas)."""
 
     def to_pandas(self):
         """A pandas DataFrame (device columns are copied to the host)."""
@@ -85,7 +87,7 @@ class Table(dict):
         return f"<cudacca.Table: {n} rows, columns {', '.join(self.keys())}>"
 
 
-def build(analysis, inp, names, count, skip_value, spacing, origin, direction):
+def build(analysis, inp, names, count, skip_value, start, spacing, origin, direction, threads):
     """The asked columns: the basic ones written by the engine straight into arrays where the image is
     (numpy, or CuPy / PyTorch on its GPU), the shape ones computed on the host (and moved there)."""
     ndim = inp.ndim
@@ -96,7 +98,7 @@ def build(analysis, inp, names, count, skip_value, spacing, origin, direction):
             dtype = np.float64 if name in ("area", "centroid") else (np.int64 if name == "bbox" else np.uint64)
             basic[name] = inp.empty_table((components, count), dtype)
     if basic and count > 0:
-        analysis.write_basic_columns(basic, list(spacing), list(origin), [float(v) for row in direction for v in row])
+        analysis.write_basic_columns(basic, list(start), list(spacing), list(origin), [float(v) for row in direction for v in row])
     shape = {}
     for name in names:
         if name == "label" or name in basic:
@@ -107,7 +109,8 @@ def build(analysis, inp, names, count, skip_value, spacing, origin, direction):
         feret = "feret_diameter" in names
         obb = "oriented_bounding_box_size" in names or "oriented_bounding_box_origin" in names
         flat = {name: a.reshape(-1) for name, a in shape.items()}
-        analysis.fill_columns(flat, list(spacing), list(origin), [float(v) for row in direction for v in row], feret, obb)
+        analysis.fill_columns(flat, list(start), list(spacing), list(origin), [float(v) for row in direction for v in row],
+                              feret, obb, threads)
     shape = {name: inp.from_host(a) for name, a in shape.items()}
     arrays = {**basic, **shape}
     table = Table()

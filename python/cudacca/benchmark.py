@@ -7,7 +7,7 @@ label, area, bounding box and centroid.
 
 Rows (each where its library is installed and, for the GPU rows, a GPU is usable):
   cudacca numpy        host array in, labels + table out (numpy)
-  cudacca cupy         CuPy array in, CuPy labels + numpy table out, nothing of the image through the host
+  cudacca cupy         CuPy array in, CuPy labels + CuPy table out, nothing of the image through the host
   cc3d                 cc3d.connected_components + cc3d.statistics (CPU)
   skimage              skimage.measure.label + regionprops_table (CPU)
   cupyx+cucim          cupyx.scipy.ndimage.label + cucim.skimage.measure.regionprops_table (GPU, CuPy in/out)
@@ -173,6 +173,70 @@ def rows_for(image, repeat, skip, connectivity):
     return results
 
 
+LATENCY_SIZES = ((64, 64), (128, 128), (256, 256), (512, 512), (2048, 2048), (32, 32, 32), (64, 64, 64),
+                 (128, 128, 128), (256, 256, 256))
+
+
+def per_call(fn, seconds=0.3, most=200, sync=None):
+    """Median and 90th percentile of one call, in ms, over as many calls as fit in `seconds` (at most `most`)."""
+    fn()
+    if sync:
+        sync()
+    times = []
+    start = time.perf_counter()
+    while len(times) < most and (len(times) < 5 or time.perf_counter() - start < seconds):
+        t = time.perf_counter()
+        fn()
+        if sync:
+            sync()
+        times.append(time.perf_counter() - t)
+    times = np.array(times) * 1e3
+    return float(np.median(times)), float(np.percentile(times, 90)), len(times)
+
+
+def latency(args):
+    """Per-call cost on small and medium images (issue 29's table): blobs of 4-pixel cells at 40 % density,
+    labels + table (label, area, bbox, centroid), face connectivity."""
+    gpu = cudacca.cuda_available()[0]
+    rows = {}
+    for shape in LATENCY_SIZES:
+        image = blobs(shape, 0.4, 4, 7)
+        name = "x".join(map(str, shape))
+        r = rows[name] = {}
+
+        def ours(backend, arr=image, sync=None):
+            return lambda: cudacca.label(arr, return_table=True, properties=BASIC, backend=backend)
+
+        r["cudacca numpy, auto"] = per_call(ours("auto"))
+        r["cudacca numpy, cpu"] = per_call(ours("cpu"))
+        if gpu:
+            r["cudacca numpy, cuda"] = per_call(ours("cuda"))
+            try:
+                import cupy
+
+                d = cupy.asarray(image)
+                r["cudacca cupy"] = per_call(ours("auto", d), sync=cupy.cuda.runtime.deviceSynchronize)
+                from cupyx.scipy import ndimage as cnd
+
+                r["cupyx label, host in/out (labels only)"] = per_call(lambda: cnd.label(cupy.asarray(image))[0].get())
+            except ImportError:
+                pass
+        try:
+            import cc3d
+
+            c = 4 if image.ndim == 2 else 6
+            r["cc3d + statistics"] = per_call(lambda: cc3d.statistics(cc3d.connected_components(image, connectivity=c)))
+        except ImportError:
+            pass
+        cudacca.label(image, backend="auto")
+        r["auto chose"] = cudacca.last_backend()[0]
+        print(name, {k: (v if isinstance(v, str) else f"{v[0]:.3f}/{v[1]:.3f} ms ({v[2]})") for k, v in r.items()}, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"latency": rows}, f, indent=1)
+    return 0
+
+
 def transfer_bounds():
     """Pinned host<->device and device<->device copy rates (bytes/s), or None without CuPy and a GPU."""
     try:
@@ -207,7 +271,11 @@ def main(argv=None):
     p.add_argument("--cpu-densities", default=None,
                    help="run the CPU libraries (cc3d, skimage, itk) only at these densities (and on the spheres)")
     p.add_argument("--json", help="also write the results to this JSON file")
+    p.add_argument("--latency", action="store_true",
+                   help="instead: the per-call cost on 64² .. 2048² and 32³ .. 256³ (median/p90 of many calls)")
     args = p.parse_args(argv)
+    if args.latency:
+        return latency(args)
     if args.quick:
         args.size2d, args.size3d = 512, 64
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}

@@ -254,21 +254,23 @@ public:
   }
 
   void
-  FillColumns(nb::dict columns, const std::vector<double> & spacing, const std::vector<double> & origin,
-              const std::vector<double> & direction, bool feret, bool obb)
+  FillColumns(nb::dict columns, const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
+              const std::vector<double> & origin, const std::vector<double> & direction, bool feret, bool obb,
+              unsigned threads)
   {
     RequireAnalysis();
     itk::cca::python::TableRequest t;
     t.dimension = m_Dimension;
     t.count = m_Count;
-    t.geometry = MakeGeometry(spacing, origin, direction);
+    t.geometry = MakeGeometry(start, spacing, origin, direction);
+    t.threads = threads;
     t.options.computePerimeter = true;
     t.options.computeFeretDiameter = feret;
     t.options.computeOrientedBoundingBox = obb;
     for (auto item : columns)
     {
       const std::string        name = nb::cast<std::string>(item.first);
-      auto                     array = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(item.second);
+      auto                     array = nb::cast<nb::ndarray<nb::c_contig, nb::device::cpu>>(item.second, false);
       itk::cca::python::Column c;
       c.name = name;
       c.data = array.data();
@@ -289,11 +291,11 @@ public:
    * (1 x K), "area" (1 x K), "bbox" (2D x K: first index per array axis, then end), "centroid" (D x K), each
    * row C-contiguous, 64-bit. */
   void
-  WriteBasicColumns(nb::dict columns, const std::vector<double> & spacing, const std::vector<double> & origin,
-                    const std::vector<double> & direction)
+  WriteBasicColumns(nb::dict columns, const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
+                    const std::vector<double> & origin, const std::vector<double> & direction)
   {
     RequireAnalysis();
-    const itk::cca::Geometry geometry = MakeGeometry(spacing, origin, direction);
+    const itk::cca::Geometry geometry = MakeGeometry(start, spacing, origin, direction);
     itk::cca::BasicColumns   c;
     c.onDevice = m_OnDevice >= 0;
     const unsigned d = m_Dimension;
@@ -361,10 +363,10 @@ public:
 private:
   /** The image's geometry in ITK's axis order (spacing, origin; direction row-major). */
   itk::cca::Geometry
-  MakeGeometry(const std::vector<double> & spacing, const std::vector<double> & origin,
-               const std::vector<double> & direction) const
+  MakeGeometry(const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
+               const std::vector<double> & origin, const std::vector<double> & direction) const
   {
-    if (spacing.size() != m_Dimension || origin.size() != m_Dimension ||
+    if (start.size() != m_Dimension || spacing.size() != m_Dimension || origin.size() != m_Dimension ||
         direction.size() != std::size_t{ m_Dimension } * m_Dimension)
     {
       throw nb::value_error("geometry: spacing and origin need one value per axis, direction D x D");
@@ -373,6 +375,7 @@ private:
     g.dimension = m_Dimension;
     for (unsigned i = 0; i < m_Dimension; ++i)
     {
+      g.start[i] = start[i];
       g.size[i] = m_Size[i];
       g.spacing[i] = spacing[i];
       g.origin[i] = origin[i];
@@ -445,17 +448,20 @@ NB_MODULE(_core, m)
     .def("write_basic_columns",
          &Analysis::WriteBasicColumns,
          nb::arg("columns"),
+         nb::arg("start"),
          nb::arg("spacing"),
          nb::arg("origin"),
          nb::arg("direction"))
     .def("fill_columns",
          &Analysis::FillColumns,
          nb::arg("columns"),
+         nb::arg("start"),
          nb::arg("spacing"),
          nb::arg("origin"),
          nb::arg("direction"),
          nb::arg("feret"),
-         nb::arg("obb"))
+         nb::arg("obb"),
+         nb::arg("threads"))
     .def_prop_ro("backend_used", &Analysis::BackendUsed)
     .def_prop_ro("description", &Analysis::Description)
     .def_prop_ro("original_count", &Analysis::OriginalCount);

@@ -264,7 +264,7 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
     engine.ComputeLines(request.geometry, lines);
   }
   const auto     calculator = engine.MakeShapeAttributeCalculator(request.geometry, request.options, lines);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = request.threads != 0 ? request.threads : std::max(1u, std::thread::hardware_concurrency());
   ParallelForRange(threads, count, 1u << 14, [&](std::uint64_t begin, std::uint64_t end) {
     ShapeAttributes a;
     for (std::uint64_t k = begin; k < end; ++k)

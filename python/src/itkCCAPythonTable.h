@@ -48,6 +48,7 @@ struct TableRequest
 {
   unsigned            dimension = 2;
   std::uint64_t       count = 0;
+  unsigned            threads = 0; ///< 0: all hardware threads
   Geometry            geometry;
   ShapeOptions        options;
   std::vector<Column> columns;

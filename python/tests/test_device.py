@@ -58,7 +58,8 @@ def test_torch_in_torch_out(case):
     assert isinstance(labels, torch.Tensor) and labels.is_cuda and labels.dtype == torch.int32
     np.testing.assert_array_equal(labels.cpu().numpy(), expected)
     _same_table(table, expected_table, "torch")
-    non_contiguous = torch.from_numpy(np.ascontiguousarray(image.T)).cuda().T  # a transposed view: copied once
+    flipped = np.ascontiguousarray(np.transpose(image))
+    non_contiguous = torch.from_numpy(flipped).cuda().permute(*reversed(range(image.ndim)))  # a view: copied once
     np.testing.assert_array_equal(cudacca.label(non_contiguous, connectivity="full").cpu().numpy(), expected)
 
 
@@ -93,6 +94,21 @@ def test_caller_stream_is_respected():
         np.testing.assert_array_equal(cupy.asnumpy(got), expected)
 
 
+def test_current_device_and_torch_cpu_tables():
+    """A call leaves the caller's current CUDA device as it was; PyTorch CPU tensors give PyTorch tables."""
+    cupy = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    before = cupy.cuda.runtime.getDevice()
+    image = random_image((64, 64), 0.5, 1, seed=2)
+    cudacca.label(cupy.asarray(image))
+    assert cupy.cuda.runtime.getDevice() == before
+    labels, table = cudacca.label(torch.from_numpy(image), return_table=True, properties="all")
+    assert isinstance(labels, torch.Tensor) and not labels.is_cuda
+    assert all(isinstance(v, torch.Tensor) for v in table.values())
+    expected = cudacca.label(image, backend="cpu")
+    np.testing.assert_array_equal(labels.numpy(), expected)
+
+
 def test_repeated_runs_are_bit_identical():
     cupy = pytest.importorskip("cupy")
     image = cupy.asarray(random_image((64, 64, 64), 0.5, 1, seed=1))
@@ -102,3 +118,21 @@ def test_repeated_runs_are_bit_identical():
         assert bool((again == first).all())
         for k in t1:
             assert np.array_equal(_to_numpy(t1[k]), _to_numpy(t2[k]))
+
+
+def test_automatic_backend_by_size():
+    """Automatic takes the CPU engine below 2^16 pixels of host image, the CUDA engine above, never for a device
+    array; the choice never changes a result."""
+    cupy = pytest.importorskip("cupy")
+    for shape, expected_backend in [((64, 64), "cpu"), ((255, 256), "cpu"), ((256, 256), "cuda"), ((40, 40, 40), "cpu"), ((41, 41, 41), "cuda")]:
+        image = random_image(shape, 0.5, 1, seed=shape[0])
+        labels, table = cudacca.label(image, connectivity="full", return_table=True, properties="all")
+        assert cudacca.last_backend()[0] == expected_backend, shape
+        for backend in ("cpu", "cuda"):
+            forced, forced_table = cudacca.label(image, connectivity="full", return_table=True, properties="all",
+                                                 backend=backend)
+            np.testing.assert_array_equal(forced, labels)
+            for k in table:
+                np.testing.assert_allclose(forced_table[k], table[k], rtol=1e-12, atol=1e-12, err_msg=k)
+        cudacca.label(cupy.asarray(image))
+        assert cudacca.last_backend()[0] == "cuda"

@@ -49,8 +49,7 @@ def test_sort_and_min_size_equal_relabel(backend, ndim):
 def _shape_map(label_image):
     """ITK's LabelImageToShapeLabelMapFilter on a label image, with Feret and OBB, as {label: object}."""
     labels = itk.array_from_image(label_image).astype(np.uint16)
-    image = itk_image_like(labels)
-    image.CopyInformation(label_image)
+    image = itk_image_like(labels, like=label_image)  # its region (index included) and geometry
     f = itk.LabelImageToShapeLabelMapFilter.New(image)
     f.SetComputeFeretDiameter(True)
     f.SetComputeOrientedBoundingBox(True)
@@ -133,3 +132,32 @@ def test_real_image_equals_itk():
         np.testing.assert_array_equal(itk.array_from_image(labels), itk.array_from_image(relabel))
         assert table["num_pixels"][0] == 16466  # the README's sample: one object of 16466 pixels kept
         _close(table["area"], table["num_pixels"] * spacing, "area")
+
+
+def test_region_index_and_vector_pixels():
+    """An itk.Image whose region starts elsewhere than 0 (as ExtractImageFilter makes them): the labels keep
+    the region, the table's boxes and centroids are ITK's (absolute index, physical point)."""
+    array = random_image((23, 31), 0.4, 2, seed=3)
+    image = itk_image_like(array)
+    region = itk.ImageRegion[2]()
+    region.SetIndex([5, 7])
+    region.SetSize([31, 23])
+    image.SetRegions(region)
+    image.Allocate()
+    itk.array_view_from_image(image)[...] = array
+    image.SetOrigin([1.5, -2.0])
+    image.SetSpacing([0.5, 2.0])
+    labels, table = cudacca.label(image, return_table=True, properties=["bbox", "centroid", "principal_moments"])
+    assert list(labels.GetBufferedRegion().GetIndex()) == [5, 7]
+    objects = _shape_map(labels)
+    for row, lab in enumerate(table["label"].tolist()):
+        o = objects[lab]
+        box = o.GetBoundingBox()
+        assert [table["bbox-1"][row], table["bbox-0"][row]] == list(box.GetIndex())
+        _close([table["centroid-1"][row], table["centroid-0"][row]], list(o.GetCentroid()), "centroid")
+        _close([table[f"principal_moments-{c}"][row] for c in range(2)], list(o.GetPrincipalMoments()), "moments")
+    rgb = itk.Image[itk.RGBPixel[itk.UC], 2].New()
+    rgb.SetRegions(itk.ImageRegion[2](itk.Size[2]([4, 4])))
+    rgb.Allocate()
+    with pytest.raises(TypeError, match="3-component pixels"):
+        cudacca.label(rgb)

@@ -98,6 +98,8 @@ def test_background_value_mask_spacing_and_layout():
     mask[:, :25] = 1
     masked = cudacca.label(image, background=4, mask=mask)
     np.testing.assert_array_equal(masked, reference_labels((image != 4) & (mask != 0)))
+    big_endian = image.astype(">i2")
+    np.testing.assert_array_equal(cudacca.label(big_endian, background=4), expected)
     fortran = np.asfortranarray(image)
     np.testing.assert_array_equal(cudacca.label(fortran, background=4), expected)  # copied, same answer
     strided = np.zeros((40, 100), np.int16) + 4
@@ -142,7 +144,7 @@ def test_without_a_gpu_the_cpu_engine_is_said_once():
         "import warnings, numpy as np, cudacca\n"
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always')\n"
-        "    for _ in range(3): cudacca.label(np.ones((8, 8), np.uint8))\n"
+        "    for _ in range(3): cudacca.label(np.ones((256, 256), np.uint8))\n"  # 2^16 pixels: past the size rule
         "print(len(w), cudacca.last_backend()[0]); print(w[0].message)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
