@@ -408,6 +408,7 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   auto                                   count = [&](const void * p) { numColumns += p != nullptr; };
   count(columns.numberOfPixels);
   count(columns.physicalSize);
+  count(columns.image);
   for (unsigned d = 0; d < MaxDimension; ++d)
   {
     count(columns.boundingBoxBegin[d]);
@@ -430,6 +431,8 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   };
   place(columns.numberOfPixels, device.numberOfPixels);
   place(columns.physicalSize, device.physicalSize);
+  place(columns.image, device.image);
+  device.batchStride = columns.batchStride;
   for (unsigned d = 0; d < MaxDimension; ++d)
   {
     place(columns.boundingBoxBegin[d], device.boundingBoxBegin[d]);

@@ -110,8 +110,31 @@ BasicCentroid(const BasicGeometry & g, std::uint64_t n, const std::uint64_t * in
 template <typename TBox>
 CCA_HOST_DEVICE void
 WriteBasicRow(const BasicGeometry & g, const BasicColumns & c, std::uint64_t row, std::uint64_t n,
-              const std::uint64_t * indexSum, const TBox * boxMin, const TBox * boxMax)
+              const std::uint64_t * sumsIn, const TBox * boxMinIn, const TBox * boxMaxIn)
 {
+  std::uint64_t indexSum[MaxDimension];
+  std::uint64_t boxMin[MaxDimension];
+  std::uint64_t boxMax[MaxDimension];
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    indexSum[d] = sumsIn[d];
+    boxMin[d] = boxMinIn[d];
+    boxMax[d] = boxMaxIn[d];
+  }
+  if (c.batchStride != 0)
+  {
+    // Within its image: exact integer shifts, before any rounding.
+    const unsigned      axis = g.dimension - 1;
+    const std::uint64_t image = boxMin[axis] / c.batchStride;
+    const std::uint64_t shift = image * c.batchStride;
+    boxMin[axis] -= shift;
+    boxMax[axis] -= shift;
+    indexSum[axis] -= n * shift;
+    if (c.image)
+    {
+      c.image[row] = static_cast<std::int64_t>(image);
+    }
+  }
   if (c.numberOfPixels)
   {
     c.numberOfPixels[row] = n;

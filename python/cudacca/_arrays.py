@@ -124,19 +124,19 @@ def _check_dtype(dtype, what):
     return dtype
 
 
-def _check_shape(shape, what):
+def _check_shape(shape, what, max_dims=3):
     if len(shape) == 0:
         raise ValueError(f"{what}: a 0-d array (a scalar) has no components; pass a 1-D, 2-D or 3-D array")
-    if len(shape) > 3:
+    if len(shape) > max_dims:
         raise ValueError(
-            f"{what}: {len(shape)}-D arrays are not supported (1 to 3 dimensions); "
-            "label a stack one image at a time"
+            f"{what}: {len(shape)}-D arrays are not supported (1 to {max_dims} dimensions); "
+            "for a stack of images use cudacca.label_batch"
         )
     if any(s == 0 for s in shape):
         raise ValueError(f"{what}: the array is empty (shape {tuple(shape)})")
 
 
-def as_input(obj, what="image"):
+def as_input(obj, what="image", max_dims=3):
     """Wraps `obj` (numpy, CuPy, PyTorch, itk.Image, or anything numpy.asarray takes) for the engines."""
     if _is_itk_image(obj):
         import itk
@@ -152,7 +152,7 @@ def as_input(obj, what="image"):
     if library == "cupy":
         import cupy
 
-        _check_shape(obj.shape, what)
+        _check_shape(obj.shape, what, max_dims)
         _check_dtype(obj.dtype, what)
         device = int(obj.device.id)
         with cupy.cuda.Device(device):
@@ -162,7 +162,7 @@ def as_input(obj, what="image"):
     if library == "torch":
         import torch
 
-        _check_shape(tuple(obj.shape), what)
+        _check_shape(tuple(obj.shape), what, max_dims)
         if obj.is_complex():
             raise TypeError(f"{what}: complex pixels ({obj.dtype}) are not supported; pass the magnitude or one part")
         if obj.dtype in (torch.float16, torch.bfloat16):
@@ -187,7 +187,7 @@ def as_input(obj, what="image"):
     array = np.asarray(obj)
     if array.dtype == object:
         raise TypeError(f"{what}: an object array is not an image ({_SUPPORTED_KINDS})")
-    _check_shape(array.shape, what)
+    _check_shape(array.shape, what, max_dims)
     _check_dtype(array.dtype, what)
     if not array.dtype.isnative:  # big-endian data from a file: one copy in this machine's byte order
         array = array.astype(array.dtype.newbyteorder("="))

@@ -28,6 +28,13 @@ def _analysis():
     return a
 
 
+def _warn_pending(stacklevel=3):
+    """The engines' pending warning (the automatic backend's CPU fallback), as a RuntimeWarning."""
+    text = _core.take_warning()
+    if text:
+        warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=stacklevel)
+
+
 def _fully_connected(connectivity, ndim):
     if connectivity is None:
         return False
@@ -181,9 +188,7 @@ def label(
         _table.needs_perimeter(names),
         int(stream) if inp.device >= 0 else 0,
     )
-    text = _core.take_warning()
-    if text:
-        warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=2)
+    _warn_pending(stacklevel=3)
 
     label_dtype = _label_dtype(dtype, count, inp.library)
     labels = inp.empty(label_dtype)

@@ -32,6 +32,10 @@ ALL = BASIC + SHAPE
 
 _PERIMETER = ("perimeter", "roundness", "perimeter_on_border_ratio")
 
+#: Columns of one value per axis (or more): always split, name-0 ... (also for 1-D images).
+_VECTOR = ("bbox", "centroid", "principal_moments", "principal_axes", "equivalent_ellipsoid_diameter",
+           "oriented_bounding_box_size", "oriented_bounding_box_origin")
+
 
 def resolve_properties(properties):
     """The list of column groups asked for: "basic", "all", or names (groups such as "bbox" or split names
@@ -98,7 +102,9 @@ def build(analysis, inp, names, count, skip_value, start, spacing, origin, direc
             dtype = np.float64 if name in ("area", "centroid") else (np.int64 if name == "bbox" else np.uint64)
             basic[name] = inp.empty_table((components, count), dtype)
     if basic and count > 0:
-        analysis.write_basic_columns(basic, list(start), list(spacing), list(origin), [float(v) for row in direction for v in row])
+        analysis.write_basic_columns(
+            basic, list(start), list(spacing), list(origin), [float(v) for row in direction for v in row], 0
+        )
     shape = {}
     for name in names:
         if name == "label" or name in basic:
@@ -119,7 +125,7 @@ def build(analysis, inp, names, count, skip_value, start, spacing, origin, direc
             table["label"] = inp.labels_column(count, skip_value)
             continue
         a = arrays[name]
-        if a.shape[0] == 1:
+        if name not in _VECTOR:
             table[name] = a[0]
         elif name == "principal_axes":
             for m in range(ndim):

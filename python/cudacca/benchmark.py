@@ -231,6 +231,37 @@ def latency(args):
         cudacca.label(image, backend="auto")
         r["auto chose"] = cudacca.last_backend()[0]
         print(name, {k: (v if isinstance(v, str) else f"{v[0]:.3f}/{v[1]:.3f} ms ({v[2]})") for k, v in r.items()}, flush=True)
+    # Issue 29's batch target: 1,000 images of 256² (labels + table) against one 8192² image of the same
+    # pixels and against a cc3d loop over the same images.
+    stack = np.stack([blobs((256, 256), 0.4, 4, 100 + i) for i in range(1000)])
+    big = blobs((8192, 8192), 0.4, 4, 7)  # the same number of pixels (67 M)
+    batch = rows["batch 1000x256x256"] = {}
+    batch["cudacca label_batch, numpy"] = per_call(
+        lambda: cudacca.label_batch(stack, return_table=True), seconds=1.0, most=5)
+    batch["cudacca label, numpy, one 8192x8192"] = per_call(
+        lambda: cudacca.label(big, return_table=True, properties=BASIC), seconds=1.0, most=5)
+    batch["cudacca label loop, numpy"] = per_call(
+        lambda: [cudacca.label(im, return_table=True, properties=BASIC) for im in stack], seconds=1.0, most=3)
+    if gpu:
+        try:
+            import cupy
+
+            d_stack, d_big = cupy.asarray(stack), cupy.asarray(big)
+            sync = cupy.cuda.runtime.deviceSynchronize
+            batch["cudacca label_batch, cupy"] = per_call(
+                lambda: cudacca.label_batch(d_stack, return_table=True), seconds=1.0, most=10, sync=sync)
+            batch["cudacca label, cupy, one 8192x8192"] = per_call(
+                lambda: cudacca.label(d_big, return_table=True, properties=BASIC), seconds=1.0, most=10, sync=sync)
+        except ImportError:
+            pass
+    try:
+        import cc3d
+
+        batch["cc3d loop"] = per_call(
+            lambda: [cc3d.statistics(cc3d.connected_components(im, connectivity=4)) for im in stack], seconds=1.0, most=3)
+    except ImportError:
+        pass
+    print("batch 1000x256x256", {k: f"{v[0]:.2f}/{v[1]:.2f} ms ({v[2]})" for k, v in batch.items()}, flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"latency": rows}, f, indent=1)

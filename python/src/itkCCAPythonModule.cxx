@@ -292,12 +292,14 @@ public:
    * row C-contiguous, 64-bit. */
   void
   WriteBasicColumns(nb::dict columns, const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
-                    const std::vector<double> & origin, const std::vector<double> & direction)
+                    const std::vector<double> & origin, const std::vector<double> & direction,
+                    std::uint64_t batchStride)
   {
     RequireAnalysis();
     const itk::cca::Geometry geometry = MakeGeometry(start, spacing, origin, direction);
     itk::cca::BasicColumns   c;
     c.onDevice = m_OnDevice >= 0;
+    c.batchStride = batchStride;
     const unsigned d = m_Dimension;
     for (auto item : columns)
     {
@@ -315,6 +317,10 @@ public:
       if (name == "num_pixels")
       {
         c.numberOfPixels = reinterpret_cast<std::uint64_t *>(base);
+      }
+      else if (name == "image" && batchStride != 0)
+      {
+        c.image = reinterpret_cast<std::int64_t *>(base);
       }
       else if (name == "area")
       {
@@ -451,7 +457,8 @@ NB_MODULE(_core, m)
          nb::arg("start"),
          nb::arg("spacing"),
          nb::arg("origin"),
-         nb::arg("direction"))
+         nb::arg("direction"),
+         nb::arg("batch_stride") = 0)
     .def("fill_columns",
          &Analysis::FillColumns,
          nb::arg("columns"),

@@ -136,3 +136,15 @@ def test_automatic_backend_by_size():
                 np.testing.assert_allclose(forced_table[k], table[k], rtol=1e-12, atol=1e-12, err_msg=k)
         cudacca.label(cupy.asarray(image))
         assert cudacca.last_backend()[0] == "cuda"
+
+
+def test_batch_on_device_equals_host():
+    cupy = pytest.importorskip("cupy")
+    torch = pytest.importorskip("torch")
+    stack = np.stack([random_image((96, 80), 0.5, 1, seed=s) for s in range(12)])
+    expected, table = cudacca.label_batch(stack, connectivity="full", return_table=True, backend="cpu")
+    for device_stack in (cupy.asarray(stack), torch.from_numpy(stack).cuda()):
+        labels, t = cudacca.label_batch(device_stack, connectivity="full", return_table=True)
+        np.testing.assert_array_equal(_to_numpy(labels), expected)
+        for k in table:
+            np.testing.assert_array_equal(_to_numpy(t[k]), table[k], err_msg=k)

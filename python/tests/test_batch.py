@@ -1,0 +1,53 @@
+"""cudacca.label_batch(): each image of a stack labelled on its own, equal to one label() call per image."""
+
+import numpy as np
+import pytest
+
+import cudacca
+from conftest import BACKENDS, random_image
+
+
+def _per_image(images, **kw):
+    labels, tables = [], []
+    for i, im in enumerate(images):
+        lab, t = cudacca.label(im, return_table=True, **kw)
+        labels.append(lab)
+        t["image"] = np.full(len(t["label"]), i, dtype=np.int64)
+        tables.append(t)
+    return np.stack(labels), {k: np.concatenate([t[k] for t in tables]) for k in tables[0]}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(7, 33, 29), (5, 1, 40), (9, 40, 1), (4, 13, 11, 9), (3, 1, 1, 1), (6, 50)],
+                         ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("full", [False, True], ids=["face", "full"])
+def test_batch_equals_per_image(backend, shape, full):
+    rng = np.random.default_rng(sum(shape))
+    images = [random_image(shape[1:], rng.uniform(0.2, 0.8), int(rng.integers(1, 4)), seed=int(rng.integers(1 << 30)))
+              for _ in range(shape[0])]
+    images[0][...] = 0  # an image without objects
+    if shape[0] > 2:
+        images[1][...] = 1  # one object filling its image, touching the separators
+    stack = np.stack(images)
+    kw = dict(connectivity="full" if full else "face", min_size=2, spacing=[0.5, 1.5, 2.5][: len(shape) - 1])
+    expected_labels, expected = _per_image(images, backend=backend, **kw)
+    labels, table = cudacca.label_batch(stack, return_table=True, backend=backend, **kw)
+    np.testing.assert_array_equal(labels, expected_labels)
+    assert set(table) == set(expected)
+    for k in expected:  # exactly: the same integer sums, the same operations
+        np.testing.assert_array_equal(table[k], expected[k], err_msg=k)
+    running = cudacca.label_batch(list(images), backend=backend, running_labels=True, **kw)
+    assert running.max() == len(table["label"])
+    np.testing.assert_array_equal(running > 0, labels > 0)
+
+
+def test_batch_refuses_mixed_images():
+    a = np.zeros((4, 5), np.uint8)
+    with pytest.raises(ValueError, match=r"images\[1\]: shape"):
+        cudacca.label_batch([a, np.zeros((4, 6), np.uint8)])
+    with pytest.raises(TypeError, match=r"images\[2\]: dtype"):
+        cudacca.label_batch([a, a, a.astype(np.float32)])
+    with pytest.raises(TypeError, match=r"images\[1\]: complex"):
+        cudacca.label_batch([a, a.astype(np.complex64)])
+    with pytest.raises(ValueError, match="empty list"):
+        cudacca.label_batch([])
