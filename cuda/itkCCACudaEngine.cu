@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <type_traits>
 
 namespace itk
 {
@@ -43,6 +44,22 @@ namespace
 __global__ void
 ProbeKernel()
 {}
+
+/** Calls f(pointer) on every column pointer of `columns` (by reference), so that what is asked is listed once. */
+template <typename TFunction>
+void
+ForEachBasicColumn(BasicColumns & columns, const TFunction & f)
+{
+  f(columns.numberOfPixels);
+  f(columns.physicalSize);
+  f(columns.image);
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    f(columns.boundingBoxBegin[d]);
+    f(columns.boundingBoxEnd[d]);
+    f(columns.centroid[d]);
+  }
+}
 } // namespace
 
 CudaEngine::CudaEngine(int deviceId)
@@ -374,72 +391,40 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   const DeviceScope          scope(m_DeviceId);
   const std::uint64_t        k = m_NumberOfComponents;
   const unsigned long long * table = DeviceNewIndexTable(newIndex);
-  const int                  sms = m_Properties.multiProcessorCount;
+  // The kernel writes `device`: the caller's columns where they are on the device, else one scratch buffer
+  // whose columns alone then travel to the caller's.
+  BasicColumns                                 device = columns;
+  std::vector<std::pair<void *, const void *>> toHost; // (caller's column, scratch column)
+  std::uint64_t                                rows = k;
   if (columns.onDevice)
   {
     WaitForCallerStream();
-    WriteBasicColumnsOnDevice(geometry,
-                              columns,
-                              m_FeatureSums.As<unsigned long long>(),
-                              m_FeatureBoxes.As<std::uint32_t>(),
-                              k,
-                              table,
-                              m_Stream,
-                              sms);
-    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
-    return;
-  }
-  // Host columns: written on the device into one scratch buffer, then only those columns travel.
-  std::uint64_t rows = 0;
-  if (newIndex)
-  {
-    for (std::uint64_t i = 0; i < k; ++i)
-    {
-      rows += newIndex[i] != UINT64_MAX;
-    }
   }
   else
   {
-    rows = k;
-  }
-  std::vector<std::pair<void *, void *>> wanted; // (host, device)
-  BasicColumns                           device;
-  std::uint64_t                          numColumns = 0;
-  auto                                   count = [&](const void * p) { numColumns += p != nullptr; };
-  count(columns.numberOfPixels);
-  count(columns.physicalSize);
-  count(columns.image);
-  for (unsigned d = 0; d < MaxDimension; ++d)
-  {
-    count(columns.boundingBoxBegin[d]);
-    count(columns.boundingBoxEnd[d]);
-    count(columns.centroid[d]);
-  }
-  if (rows == 0 || numColumns == 0)
-  {
-    return;
-  }
-  m_Columns.Reserve(numColumns * rows * 8, "the table's columns");
-  char * next = m_Columns.As<char>();
-  auto   place = [&](auto * host, auto *& slot) {
-    if (host)
+    if (newIndex)
     {
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(next);
-      wanted.emplace_back(host, next);
-      next += rows * 8;
+      rows = static_cast<std::uint64_t>(
+        std::count_if(newIndex, newIndex + k, [](std::uint64_t row) { return row != UINT64_MAX; }));
     }
-  };
-  place(columns.numberOfPixels, device.numberOfPixels);
-  place(columns.physicalSize, device.physicalSize);
-  place(columns.image, device.image);
-  device.batchStride = columns.batchStride;
-  for (unsigned d = 0; d < MaxDimension; ++d)
-  {
-    place(columns.boundingBoxBegin[d], device.boundingBoxBegin[d]);
-    place(columns.boundingBoxEnd[d], device.boundingBoxEnd[d]);
-    place(columns.centroid[d], device.centroid[d]);
+    std::uint64_t numColumns = 0;
+    ForEachBasicColumn(device, [&](auto *& column) { numColumns += column != nullptr; });
+    if (rows == 0 || numColumns == 0)
+    {
+      return;
+    }
+    m_Columns.Reserve(numColumns * rows * 8, "the table's columns");
+    char * next = m_Columns.As<char>();
+    ForEachBasicColumn(device, [&](auto *& column) {
+      if (column)
+      {
+        toHost.emplace_back(column, next);
+        column = reinterpret_cast<std::remove_reference_t<decltype(column)>>(next);
+        next += rows * 8;
+      }
+    });
+    device.onDevice = true;
   }
-  device.onDevice = true;
   WriteBasicColumnsOnDevice(geometry,
                             device,
                             m_FeatureSums.As<unsigned long long>(),
@@ -447,8 +432,8 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
                             k,
                             table,
                             m_Stream,
-                            sms);
-  for (const auto & column : wanted)
+                            m_Properties.multiProcessorCount);
+  for (const auto & column : toHost)
   {
     m_Staging.ToHost(column.first, column.second, rows * 8, m_Stream);
   }

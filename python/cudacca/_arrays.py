@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: cudaStreamLegacy: CuPy and PyTorch report the legacy default stream as 0, which the engine reads as "none".
+_LEGACY_STREAM = 1
+
 _SUPPORTED_KINDS = "bool, int8..int64, uint8..uint64, float32, float64"
 
 
@@ -19,7 +22,7 @@ class Input:
         self.array = array  # numpy.ndarray, cupy.ndarray or torch.Tensor, C-contiguous
         self.library = library  # "numpy", "cupy" or "torch"
         self.device = device  # -1: host memory, else the CUDA device
-        self.stream = stream  # the caller's current CUDA stream (device arrays), as an integer handle
+        self.stream = stream  # device arrays: the caller's current CUDA stream (a handle, never 0); host: 0
         self.itk_image = itk_image  # the itk.Image it came from, if any
 
     @property
@@ -158,7 +161,7 @@ def as_input(obj, what="image", max_dims=3):
         with cupy.cuda.Device(device):
             array = cupy.ascontiguousarray(obj)
             stream = cupy.cuda.get_current_stream().ptr
-        return Input(array, "cupy", device, stream)
+        return Input(array, "cupy", device, stream or _LEGACY_STREAM)
     if library == "torch":
         import torch
 
@@ -173,7 +176,7 @@ def as_input(obj, what="image", max_dims=3):
         if array.is_cuda:
             device = array.device.index if array.device.index is not None else torch.cuda.current_device()
             stream = torch.cuda.current_stream(device).cuda_stream
-            return Input(array, "torch", device, stream)
+            return Input(array, "torch", device, stream or _LEGACY_STREAM)
         if array.device.type != "cpu":
             raise ValueError(f"{what}: tensors must be on the CPU or a CUDA device, not {array.device}")
         return Input(array, "torch", -1)

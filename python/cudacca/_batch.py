@@ -75,32 +75,19 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
         raise ValueError(f"spacing: {len(per)} values expected (one image's axes)")
     start, itk_spacing, origin, direction = _label._geometry(inp, spacing)
     analysis = _label._analysis()
-    stream = inp.stream if inp.device >= 0 else 0
-    if inp.device >= 0 and stream == 0:
-        stream = 1
-    count = analysis.run(padded, None, fully, backend, int(device), int(threads), int(min_size),
-                         float(min_physical_size), 0, False, float(np.prod(itk_spacing)), False, False,
-                         int(stream) if inp.device >= 0 else 0)
-    _label._warn_pending()
+    count = _label._analyze(analysis, inp, padded, None, fully, backend, device, threads, min_size,
+                            min_physical_size, 0, False, np.prod(itk_spacing), False, False)
     global_labels = inp.empty(_label._label_dtype(None, count, inp.library))
     analysis.write_labels(global_labels, 0, 0)
     d = len(per)
-    columns = {"image": inp.empty_table((1, count), np.int64)}
-    if return_table:
-        columns.update({
-            "num_pixels": inp.empty_table((1, count), np.uint64),
-            "area": inp.empty_table((1, count), np.float64),
-            "bbox": inp.empty_table((2 * d, count), np.int64),
-            "centroid": inp.empty_table((d, count), np.float64),
-        })
-    if count > 0:
-        analysis.write_basic_columns(columns, list(start), list(itk_spacing), list(origin),
-                                     [float(v) for row in direction for v in row], stride)
+    basic = ["num_pixels", "area", "bbox", "centroid"] if return_table else []
+    columns = _table.write_basic(analysis, inp, ["image"] + basic, count, start, itk_spacing, origin, direction,
+                                 stride)
     image_of = columns["image"][0]
     per_image = _bincount(image_of, n, inp)
     first = _cumsum_exclusive(per_image, inp)
     labels = global_labels.reshape((n, stride) + tuple(per[1:]))[:, : per[0]]
-    out_dtype = _label._label_dtype(dtype, count if running_labels else int(_max(per_image, inp)), inp.library)
+    out_dtype = _label._label_dtype(dtype, count if running_labels else (int(per_image.max()) if n else 0), inp.library)
     if running_labels:
         labels = labels.astype(out_dtype) if hasattr(labels, "astype") else labels.to(labels.dtype)
     else:
@@ -118,13 +105,8 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
     table = _table.Table()
     table["image"] = image_of
     k = _arange(count, inp)
-    table["label"] = k + 1 if running_labels else k + 1 - _take(first, image_of, inp)
-    table["num_pixels"] = columns["num_pixels"][0]
-    table["area"] = columns["area"][0]
-    for c in range(2 * d):
-        table[f"bbox-{c}"] = columns["bbox"][c]
-    for c in range(d):
-        table[f"centroid-{c}"] = columns["centroid"][c]
+    table["label"] = k + 1 if running_labels else k + 1 - first[image_of]
+    _table.add_columns(table, columns, basic, d)
     return labels, table
 
 
@@ -153,20 +135,12 @@ def _cumsum_exclusive(counts, inp):
     return (xp.cumsum(counts) - counts).astype(np.int64)
 
 
-def _max(counts, inp):
-    return int(counts.max()) if len(counts) else 0
-
-
 def _arange(count, inp):
     if inp.library == "torch":
         import torch
 
         return torch.arange(count, dtype=torch.int64, device="cpu" if inp.device < 0 else f"cuda:{inp.device}")
     return _xp(inp).arange(count, dtype=np.int64)
-
-
-def _take(values, index, inp):
-    return values[index]
 
 
 def _contiguous(array, inp):

@@ -28,11 +28,17 @@ def _analysis():
     return a
 
 
-def _warn_pending(stacklevel=3):
-    """The engines' pending warning (the automatic backend's CPU fallback), as a RuntimeWarning."""
+def _analyze(analysis, inp, image, mask, fully, backend, device, threads, min_size, min_physical_size, keep, sort,
+             pixel_volume, shape_sums, perimeter):
+    """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
+    automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
+    count = analysis.run(image, mask, fully, backend, int(device), int(threads), int(min_size),
+                         float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
+                         bool(perimeter), int(inp.stream))
     text = _core.take_warning()
     if text:
-        warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=stacklevel)
+        warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=3)  # the user's call of label()/label_batch()
+    return count
 
 
 def _fully_connected(connectivity, ndim):
@@ -169,26 +175,10 @@ def label(
     pixel_volume = float(np.prod(itk_spacing))
 
     analysis = _analysis()
-    stream = inp.stream if inp.device >= 0 else 0
-    if inp.device >= 0 and stream == 0:
-        stream = 1  # cudaStreamLegacy: the caller's work is on the legacy default stream
-    count = analysis.run(
-        _arrays.foreground(inp, background),
-        mask_input.array if mask_input is not None else None,
-        fully,
-        backend,
-        int(device),
-        int(threads),
-        int(min_size),
-        float(min_physical_size),
-        keep,
-        bool(sort),
-        pixel_volume,
-        _table.needs_shape_sums(names),
-        _table.needs_perimeter(names),
-        int(stream) if inp.device >= 0 else 0,
-    )
-    _warn_pending(stacklevel=3)
+    count = _analyze(analysis, inp, _arrays.foreground(inp, background),
+                     mask_input.array if mask_input is not None else None, fully, backend, device, threads,
+                     min_size, min_physical_size, keep, sort, pixel_volume,
+                     _table.needs_shape_sums(names), _table.needs_perimeter(names))
 
     label_dtype = _label_dtype(dtype, count, inp.library)
     labels = inp.empty(label_dtype)

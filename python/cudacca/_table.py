@@ -91,20 +91,47 @@ class Table(dict):
         return f"<cudacca.Table: {n} rows, columns {', '.join(self.keys())}>"
 
 
-def build(analysis, inp, names, count, skip_value, start, spacing, origin, direction, threads):
-    """The asked columns: the basic ones written by the engine straight into arrays where the image is
-    (numpy, or CuPy / PyTorch on its GPU), the shape ones computed on the host (and moved there)."""
+_BASIC_COLUMNS = ("num_pixels", "area", "bbox", "centroid", "image")
+
+
+def write_basic(analysis, inp, names, count, start, spacing, origin, direction, batch_stride=0):
+    """The basic columns among `names` (and a batch's `image`), each a (components, count) block written by the
+    engine straight from its per-sum arrays into an array where the image is (numpy, or CuPy / PyTorch on its
+    GPU)."""
     ndim = inp.ndim
-    basic = {}
+    arrays = {}
     for name in names:
-        if name in ("num_pixels", "area", "bbox", "centroid"):
+        if name in _BASIC_COLUMNS:
             components = {"bbox": 2 * ndim, "centroid": ndim}.get(name, 1)
-            dtype = np.float64 if name in ("area", "centroid") else (np.int64 if name == "bbox" else np.uint64)
-            basic[name] = inp.empty_table((components, count), dtype)
-    if basic and count > 0:
-        analysis.write_basic_columns(
-            basic, list(start), list(spacing), list(origin), [float(v) for row in direction for v in row], 0
-        )
+            dtype = {"area": np.float64, "centroid": np.float64, "bbox": np.int64, "image": np.int64}.get(name, np.uint64)
+            arrays[name] = inp.empty_table((components, count), dtype)
+    if arrays and count > 0:
+        analysis.write_basic_columns(arrays, list(start), list(spacing), list(origin),
+                                     [float(v) for row in direction for v in row], batch_stride)
+    return arrays
+
+
+def add_columns(table, arrays, names, ndim):
+    """Adds the (components, count) blocks `arrays` to `table` as 1-D columns, in the order of `names`."""
+    for name in names:
+        a = arrays[name]
+        if name not in _VECTOR:
+            table[name] = a[0]
+        elif name == "principal_axes":
+            for m in range(ndim):
+                for c in range(ndim):
+                    table[f"{name}-{m}-{c}"] = a[m * ndim + c]
+        else:
+            for c in range(a.shape[0]):
+                table[f"{name}-{c}"] = a[c]
+    return table
+
+
+def build(analysis, inp, names, count, skip_value, start, spacing, origin, direction, threads):
+    """The asked columns: the basic ones from the engine where the image is (write_basic), the shape ones
+    computed on the host (and moved there)."""
+    ndim = inp.ndim
+    basic = write_basic(analysis, inp, names, count, start, spacing, origin, direction)
     shape = {}
     for name in names:
         if name == "label" or name in basic:
@@ -118,23 +145,10 @@ def build(analysis, inp, names, count, skip_value, start, spacing, origin, direc
         analysis.fill_columns(flat, list(start), list(spacing), list(origin), [float(v) for row in direction for v in row],
                               feret, obb, threads)
     shape = {name: inp.from_host(a) for name, a in shape.items()}
-    arrays = {**basic, **shape}
     table = Table()
-    for name in names:
-        if name == "label":
-            table["label"] = inp.labels_column(count, skip_value)
-            continue
-        a = arrays[name]
-        if name not in _VECTOR:
-            table[name] = a[0]
-        elif name == "principal_axes":
-            for m in range(ndim):
-                for c in range(ndim):
-                    table[f"{name}-{m}-{c}"] = a[m * ndim + c]
-        else:
-            for c in range(a.shape[0]):
-                table[f"{name}-{c}"] = a[c]
-    return table
+    if "label" in names:
+        table["label"] = inp.labels_column(count, skip_value)
+    return add_columns(table, {**basic, **shape}, [n for n in names if n != "label"], ndim)
 
 
 def _to_numpy(a):
