@@ -34,6 +34,8 @@
 //     pipeline in the same run, with time split, peak RSS, LabelMap bytes per object and the PCIe bound
 //  r  post-processing: 3D --size3d images, label image with and without MinimumObjectSize + SortByObjectSize,
 //     against ITK's ConnectedComponentImageFilter -> RelabelComponentImageFilter in the same run
+//  l  the per-call cost on small images (CudaConnectedComponentAnalysisLatency.h): the facade on each engine
+//     and the filter with each output, median and p90 of many calls (--latency-2d, --latency-3d, --latency-calls)
 // Each figure: warm-up runs, then the minimum (the paper's statistic) and the median of the timed runs.
 //
 // Usage: CudaConnectedComponentAnalysisBenchmark [--size N] [--runs R] [--cpu-runs R] [--warmup W] [--variants 0|1]
@@ -472,6 +474,10 @@ Benchmark(int argc, char * argv[])
   if (has('r'))
   {
     RunPostProcessingBenchmark(userPath, report);
+  }
+  if (has('l'))
+  {
+    RunLatencyBenchmark(opt.latency, report);
   }
   std::ofstream(opt.json) << report.dump(1) << std::endl;
   std::cout << "JSON: " << opt.json << std::endl;

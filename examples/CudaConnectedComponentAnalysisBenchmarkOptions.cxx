@@ -23,11 +23,12 @@
 
 const char * const Usage =
   "Usage: CudaConnectedComponentAnalysisBenchmark [--option value ...]\n"
-  "  --modes abcdetsur    what to run (default abcdet); a, b: CUDA device-resident (paper metric);\n"
+  "  --modes abcdetsurl   what to run (default abcdet); a, b: CUDA device-resident (paper metric);\n"
   "                       c: CUDA through the filter; d: ITK's pipeline; e: CPU engine through the filter;\n"
   "                       t: host<->device copy rates; s: the filter's time split; u: the user's path\n"
   "                       (hard densities, 2D and 3D, against ITK in the same run); r: post-processing\n"
-  "                       (3D, MinimumObjectSize + SortByObjectSize against RelabelComponentImageFilter)\n"
+  "                       (3D, MinimumObjectSize + SortByObjectSize against RelabelComponentImageFilter);\n"
+  "                       l: the per-call cost on small images (facade and filter, median and p90)\n"
   "  --size N             2D image side (default 8192)        --size3d N      3D side, mode u (default 512)\n"
   "  --runs R             timed runs (default 10)             --cpu-runs R    timed runs on the CPU (default 3)\n"
   "  --warmup W           untimed runs first (default 1)      --json FILE     report (default benchmark.json)\n"
@@ -36,7 +37,9 @@ const char * const Usage =
   "  --variants 0|1       modes a: also naive, FLSL, OTF      --labelmap 0|1  modes c, e: LabelMap too\n"
   "  --dimensions 2,3     mode u                              --granularities 1,4,16 (mode u)\n"
   "  --itk 0|1            mode u: ITK's pipeline too          --cpu-engine 0|1 (mode u)\n"
-  "  --work-units N       mode u: the filter's NumberOfWorkUnits (default: ITK's)\n";
+  "  --work-units N       mode u: the filter's NumberOfWorkUnits (default: ITK's)\n"
+  "  --latency-2d 64,256  mode l: 2D sides (default 64,256,512,2048)  --latency-3d 64,128 (default 64,128,256)\n"
+  "  --latency-calls N    mode l: timed calls per row (default 200, at most ~2 s a row)\n";
 
 int
 ParseBenchmarkOptions(int argc, char * argv[], Options & opt, UserPathOptions & userPath, std::ostringstream & command)
@@ -88,6 +91,17 @@ ParseBenchmarkOptions(int argc, char * argv[], Options & opt, UserPathOptions & 
       userPath.cpuEngine = value == "1";
     else if (key == "--work-units")
       userPath.workUnits = static_cast<unsigned>(std::stoul(value));
+    else if (key == "--latency-2d" || key == "--latency-3d")
+    {
+      auto & sides = key == "--latency-2d" ? opt.latency.sides2D : opt.latency.sides3D;
+      sides.clear();
+      for (double side : numbers(value))
+      {
+        sides.push_back(static_cast<unsigned>(side));
+      }
+    }
+    else if (key == "--latency-calls")
+      opt.latency.calls = std::stoi(value);
     else if (key == "--size")
       opt.size = std::stoul(value);
     else if (key == "--runs")

@@ -20,6 +20,7 @@
 #ifndef CudaConnectedComponentAnalysisBenchmarkOptions_h
 #define CudaConnectedComponentAnalysisBenchmarkOptions_h
 
+#include "CudaConnectedComponentAnalysisLatency.h"
 #include "CudaConnectedComponentAnalysisUserPath.h"
 
 #include <sstream>
@@ -40,6 +41,7 @@ struct Options
   bool                labelMap = true; ///< modes c and e also build the LabelMap
   std::string         series = "all";  ///< all, or one of g1, g4, g16, ones (for profiling one case)
   std::vector<double> densities;       ///< only these densities of the g series (empty: 0, 0.1, ..., 1)
+  LatencyOptions      latency;         ///< mode l
 };
 
 /** The usage text (--help). */

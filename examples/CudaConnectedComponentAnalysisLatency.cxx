@@ -1,0 +1,251 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// Mode l of the benchmark (see the header): what one call on a small image costs.
+#include "CudaConnectedComponentAnalysisLatency.h"
+#include "CudaConnectedComponentAnalysisBenchmarkImages.h"
+
+#include "itkCudaConnectedComponentAnalysisEngine.h"
+#include "itkCudaConnectedComponentAnalysisImageFilter.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+namespace
+{
+using Backend = itk::CudaConnectedComponentAnalysisEnums::Backend;
+using Clock = std::chrono::steady_clock;
+
+double
+Milliseconds(Clock::time_point a, Clock::time_point b)
+{
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+/** The q-quantile of `values` (nearest rank). */
+double
+Quantile(std::vector<double> values, double q)
+{
+  if (values.empty())
+  {
+    return 0;
+  }
+  std::sort(values.begin(), values.end());
+  const auto i = static_cast<std::size_t>(q * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(i, values.size() - 1)];
+}
+
+/** Per-call times (ms) of `call`, after `warmup` untimed calls; `stages` collects what the call reports. */
+std::vector<double>
+TimeCalls(const LatencyOptions & o, const std::function<void()> & call)
+{
+  for (int i = 0; i < o.warmup; ++i)
+  {
+    call();
+  }
+  std::vector<double> ms;
+  const auto          begin = Clock::now();
+  for (int i = 0; i < o.calls; ++i)
+  {
+    const auto t0 = Clock::now();
+    call();
+    const auto t1 = Clock::now();
+    ms.push_back(Milliseconds(t0, t1));
+    if (i >= 20 && Milliseconds(begin, t1) > 1e3 * o.seconds)
+    {
+      break;
+    }
+  }
+  return ms;
+}
+
+/** The engine facade, as the Python package and the CLI use it: labels + the basic columns, host in/out. */
+template <unsigned D>
+nlohmann::json
+FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, Backend backend)
+{
+  using Engine = itk::CudaConnectedComponentAnalysisEngine;
+  Engine           engine;
+  Engine::Request  request;
+  Engine::Geometry geometry;
+  request.dimension = D;
+  geometry.dimension = D;
+  for (unsigned d = 0; d < D; ++d)
+  {
+    request.size[d] = image->GetBufferedRegion().GetSize(d);
+    geometry.size[d] = request.size[d];
+  }
+  request.input = image->GetBufferPointer();
+  request.inputKind = itk::cca::ScalarKind::UInt8;
+  request.hostFeatures = false;
+  std::vector<std::uint32_t> labels(request.NumberOfPixels());
+  std::vector<std::uint64_t> pixels;
+  std::vector<double>        size;
+  std::vector<double>        centroid[D];
+  std::vector<std::int64_t>  begin[D], end[D];
+  std::vector<double>        analyze, columns, write;
+  const auto                 ms = TimeCalls(o, [&]() {
+    const auto          t0 = Clock::now();
+    const std::uint64_t k = engine.Analyze(request, backend, 0, 0);
+    const auto          t1 = Clock::now();
+    // The caller's columns, sized per call as a user's arrays are.
+    itk::cca::BasicColumns c;
+    pixels.resize(k);
+    size.resize(k);
+    c.numberOfPixels = pixels.data();
+    c.physicalSize = size.data();
+    for (unsigned d = 0; d < D; ++d)
+    {
+      centroid[d].resize(k);
+      begin[d].resize(k);
+      end[d].resize(k);
+      c.centroid[d] = centroid[d].data();
+      c.boundingBoxBegin[d] = begin[d].data();
+      c.boundingBoxEnd[d] = end[d].data();
+    }
+    engine.WriteBasicColumns(geometry, c);
+    const auto t2 = Clock::now();
+    engine.WriteLabels(labels.data(), itk::cca::ScalarKind::UInt32, 0, 0);
+    const auto t3 = Clock::now();
+    analyze.push_back(Milliseconds(t0, t1));
+    columns.push_back(Milliseconds(t1, t2));
+    write.push_back(Milliseconds(t2, t3));
+  });
+  return { { "engine", engine.GetBackendUsed() == Backend::CUDA ? "cuda" : "cpu" },
+           { "objects", pixels.size() },
+           { "median_ms", Quantile(ms, 0.5) },
+           { "p90_ms", Quantile(ms, 0.9) },
+           { "calls", ms.size() },
+           { "analyze_median_ms", Quantile(analyze, 0.5) },
+           { "columns_median_ms", Quantile(columns, 0.5) },
+           { "labels_median_ms", Quantile(write, 0.5) } };
+}
+
+enum class FilterOutput
+{
+  LabelImage,
+  LabelImageAndTable,
+  LabelImageAndLabelMap
+};
+
+/** The filter, made new per call as a user's script does (its engine kept between filters). */
+template <unsigned D>
+nlohmann::json
+FilterRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, Backend backend, FilterOutput output)
+{
+  using FilterType =
+    itk::CudaConnectedComponentAnalysisImageFilter<itk::Image<unsigned char, D>, itk::Image<unsigned int, D>>;
+  std::uint64_t objects = 0;
+  std::string   used;
+  double        checksum = 0;
+  const auto    ms = TimeCalls(o, [&]() {
+    auto filter = FilterType::New();
+    filter->SetInput(image);
+    filter->SetBackend(backend);
+    filter->SetGenerateLabelMap(output == FilterOutput::LabelImageAndLabelMap);
+    filter->Update();
+    if (output == FilterOutput::LabelImageAndTable)
+    {
+      checksum += filter->GetComponentFeatureTable().rows();
+    }
+    objects = filter->GetObjectCount();
+    used = filter->GetBackendUsed() == Backend::CUDA ? "cuda" : "cpu";
+  });
+  return { { "engine", used },
+           { "objects", objects },
+           { "median_ms", Quantile(ms, 0.5) },
+           { "p90_ms", Quantile(ms, 0.9) },
+           { "calls", ms.size() },
+           { "table_rows", checksum } };
+}
+
+template <unsigned D>
+void
+RunSide(const LatencyOptions & o, unsigned side, bool gpu, nlohmann::json & rows)
+{
+  const auto         image = MakeBenchmarkImage<D>(side, 0.4, 4, 7);
+  std::ostringstream name;
+  name << side;
+  for (unsigned d = 1; d < D; ++d)
+  {
+    name << 'x' << side;
+  }
+  auto add = [&](const std::string & what, nlohmann::json row) {
+    row["image"] = name.str();
+    row["pixels"] = image->GetBufferedRegion().GetNumberOfPixels();
+    row["row"] = what;
+    std::cout << std::left << std::setw(12) << name.str() << std::setw(46) << what << std::setw(6)
+              << row["engine"].get<std::string>() << std::right << std::setw(10) << row["objects"].get<std::uint64_t>()
+              << std::fixed << std::setprecision(3) << std::setw(10) << row["median_ms"].get<double>() << std::setw(10)
+              << row["p90_ms"].get<double>();
+    if (row.contains("analyze_median_ms"))
+    {
+      std::cout << "   (analysis " << row["analyze_median_ms"].get<double>() << ", columns "
+                << row["columns_median_ms"].get<double>() << ", labels " << row["labels_median_ms"].get<double>()
+                << ')';
+    }
+    std::cout << std::defaultfloat << '\n' << std::flush;
+    rows.push_back(row);
+  };
+  if (gpu)
+  {
+    add("facade, CUDA engine", FacadeRow<D>(o, image, Backend::CUDA));
+  }
+  add("facade, CPU engine", FacadeRow<D>(o, image, Backend::CPU));
+  add("facade, automatic", FacadeRow<D>(o, image, Backend::Automatic));
+  const Backend filterBackends[] = { Backend::Automatic, Backend::CUDA };
+  for (const Backend backend : filterBackends)
+  {
+    if (backend == Backend::CUDA && !gpu)
+    {
+      continue;
+    }
+    const std::string prefix = backend == Backend::CUDA ? "filter, CUDA engine: " : "filter, automatic: ";
+    add(prefix + "label image", FilterRow<D>(o, image, backend, FilterOutput::LabelImage));
+    add(prefix + "label image + table", FilterRow<D>(o, image, backend, FilterOutput::LabelImageAndTable));
+    add(prefix + "label image + LabelMap", FilterRow<D>(o, image, backend, FilterOutput::LabelImageAndLabelMap));
+  }
+}
+} // namespace
+
+void
+RunLatencyBenchmark(const LatencyOptions & o, nlohmann::json & report)
+{
+  std::string    reason;
+  const bool     gpu = itk::CudaConnectedComponentAnalysisEngine::GetCudaDeviceCount(&reason) > 0;
+  nlohmann::json rows = nlohmann::json::array();
+  std::cout << "\nPer call, one image at a time (blobs of 4-pixel cells, 40 %, face connectivity, uint8 in, uint32 "
+               "labels out; up to "
+            << o.calls << " calls after " << o.warmup << " untimed; ms)" << (gpu ? "" : ("; no CUDA device: " + reason))
+            << "\n"
+            << std::left << std::setw(12) << "image" << std::setw(46) << "what" << std::setw(6) << "ran" << std::right
+            << std::setw(10) << "objects" << std::setw(10) << "median" << std::setw(10) << "p90" << '\n';
+  for (unsigned side : o.sides2D)
+  {
+    RunSide<2>(o, side, gpu, rows);
+  }
+  for (unsigned side : o.sides3D)
+  {
+    RunSide<3>(o, side, gpu, rows);
+  }
+  report["latency"] = { { "rows", rows }, { "calls", o.calls }, { "warmup", o.warmup } };
+}
