@@ -393,9 +393,9 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   const unsigned long long * table = DeviceNewIndexTable(newIndex);
   // The kernel writes `device`: the caller's columns where they are on the device, else one scratch buffer
   // whose columns alone then travel to the caller's.
-  BasicColumns                                 device = columns;
-  std::vector<std::pair<void *, const void *>> toHost; // (caller's column, scratch column)
-  std::uint64_t                                rows = k;
+  BasicColumns                          device = columns;
+  std::vector<PinnedStaging::HostPiece> toHost; // the caller's columns, in the scratch buffer's order
+  std::uint64_t                         rows = k;
   if (columns.onDevice)
   {
     WaitForCallerStream();
@@ -418,7 +418,7 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
     ForEachBasicColumn(device, [&](auto *& column) {
       if (column)
       {
-        toHost.emplace_back(column, next);
+        toHost.push_back({ column, rows * 8 });
         column = reinterpret_cast<std::remove_reference_t<decltype(column)>>(next);
         next += rows * 8;
       }
@@ -433,11 +433,12 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
                             table,
                             m_Stream,
                             m_Properties.multiProcessorCount);
-  for (const auto & column : toHost)
+  // Small tables' columns travel in one copy (issue 29: one synchronization, not one per column).
+  m_Staging.ToHostPieces(toHost, m_Columns.As<void>(), m_Stream);
+  if (columns.onDevice)
   {
-    m_Staging.ToHost(column.first, column.second, rows * 8, m_Stream);
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream)); // ToHost() has, for host columns
   }
-  CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
 }
 
 void
@@ -453,11 +454,14 @@ CudaEngine::WriteLabels(const LabelOutput & output)
     WaitForCallerStream(); // the output array's memory may come from the caller's stream-ordered pool
   }
   const std::size_t bytes = WriteLabelsOnDevice(output);
-  if (!output.onDevice)
+  if (output.onDevice)
   {
-    m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream);
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
   }
-  CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+  else
+  {
+    m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream); // returns when the labels are there
+  }
 }
 
 const unsigned long long *

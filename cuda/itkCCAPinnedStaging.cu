@@ -56,6 +56,13 @@ PinnedStaging::~PinnedStaging()
   {
     cudaEventDestroy(m_Ready);
   }
+  for (cudaEvent_t partDone : m_PartDone)
+  {
+    if (partDone)
+    {
+      cudaEventDestroy(partDone);
+    }
+  }
   cudaGetLastError(); // a failed release must not be reported by a later, unrelated launch check
 }
 
@@ -69,6 +76,12 @@ PinnedStaging::Initialize()
   cudaEvent_t ready = nullptr;
   CCA_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
   m_Ready = ready;
+  for (cudaEvent_t & partDone : m_PartDone)
+  {
+    cudaEvent_t event = nullptr;
+    CCA_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    partDone = event;
+  }
   m_Lanes.resize(std::min(MaxLanes, HostThreads()));
   // Handles go through locals: a failed create leaves its output undefined, and the destructor
   // releases only what was really created.
@@ -123,6 +136,25 @@ PinnedStaging::ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy &
 void
 PinnedStaging::ToDevice(void * device, const void * host, std::size_t bytes, cudaStream_t stream)
 {
+  if (bytes != 0 && IsSmall(bytes))
+  {
+    // The two buffers in turn, so that an image's mask need not wait for the image's DMA.
+    Lane &    lane = m_Lanes[0];
+    const int slot = m_NextSmallSlot;
+    m_NextSmallSlot ^= 1;
+    CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot])); // the buffer's previous DMA has finished
+    // In parts, so that the memcpy of one part overlaps the DMA of the one before.
+    const std::size_t part = PartBytes(bytes);
+    for (std::size_t offset = 0; offset < bytes; offset += part)
+    {
+      const std::size_t n = std::min(part, bytes - offset);
+      char *            staged = static_cast<char *>(lane.host[slot]) + offset;
+      std::memcpy(staged, static_cast<const char *>(host) + offset, n);
+      CCA_CUDA_CHECK(cudaMemcpyAsync(static_cast<char *>(device) + offset, staged, n, cudaMemcpyHostToDevice, stream));
+    }
+    CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], stream));
+    return;
+  }
   ForEachLane(bytes, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
     for (std::size_t offset = begin, i = 0; offset < end; offset += ChunkBytes, ++i)
     {
@@ -140,6 +172,11 @@ PinnedStaging::ToDevice(void * device, const void * host, std::size_t bytes, cud
 void
 PinnedStaging::ToHost(void * host, const void * device, std::size_t bytes, cudaStream_t stream)
 {
+  if (bytes != 0 && IsSmall(bytes))
+  {
+    ToHostPieces({ { host, bytes } }, device, stream);
+    return;
+  }
   ForEachLane(bytes, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
     const std::size_t chunks = (end - begin + ChunkBytes - 1) / ChunkBytes;
     auto              enqueue = [&](std::size_t i) {
@@ -165,6 +202,63 @@ PinnedStaging::ToHost(void * host, const void * device, std::size_t bytes, cudaS
       std::memcpy(static_cast<char *>(host) + offset, lane.host[slot], std::min(ChunkBytes, end - offset));
     }
   });
+}
+
+void
+PinnedStaging::ToHostPieces(const std::vector<HostPiece> & pieces, const void * device, cudaStream_t stream)
+{
+  std::size_t total = 0;
+  for (const HostPiece & piece : pieces)
+  {
+    total += piece.bytes;
+  }
+  if (total == 0)
+  {
+    return;
+  }
+  if (!IsSmall(total))
+  {
+    for (const HostPiece & piece : pieces)
+    {
+      ToHost(piece.host, device, piece.bytes, stream);
+      device = static_cast<const char *>(device) + piece.bytes;
+    }
+    return;
+  }
+  // In `stream`'s order after any upload from this buffer (ToDevice() makes `stream` wait for its lanes). In
+  // parts, each with its event, so that the memcpy of one part overlaps the DMA of the next.
+  Lane &            lane = m_Lanes[0];
+  char *            staged = static_cast<char *>(lane.host[0]);
+  const std::size_t part = PartBytes(total);
+  const std::size_t parts = (total + part - 1) / part;
+  for (std::size_t i = 0; i < parts; ++i)
+  {
+    const std::size_t offset = i * part;
+    CCA_CUDA_CHECK(cudaMemcpyAsync(staged + offset,
+                                   static_cast<const char *>(device) + offset,
+                                   std::min(part, total - offset),
+                                   cudaMemcpyDeviceToHost,
+                                   stream));
+    CCA_CUDA_CHECK(cudaEventRecord(i + 1 == parts ? lane.chunkDone[0] : m_PartDone[i], stream));
+  }
+  std::size_t piece = 0, pieceOffset = 0; // where the next byte goes
+  for (std::size_t i = 0; i < parts; ++i)
+  {
+    CCA_CUDA_CHECK(cudaEventSynchronize(i + 1 == parts ? lane.chunkDone[0] : m_PartDone[i]));
+    // Bytes [i * part, end) of the pieces laid end to end.
+    for (std::size_t offset = i * part, end = std::min(total, offset + part); offset < end;)
+    {
+      const std::size_t n = std::min(end - offset, pieces[piece].bytes - pieceOffset);
+      std::memcpy(static_cast<char *>(pieces[piece].host) + pieceOffset, staged + offset, n);
+      offset += n;
+      pieceOffset += n;
+      if (pieceOffset == pieces[piece].bytes)
+      {
+        ++piece;
+        pieceOffset = 0;
+      }
+    }
+  }
 }
 
 } // namespace cuda

@@ -20,6 +20,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -66,6 +67,17 @@ public:
   void
   ToHost(void * host, const void * device, std::size_t bytes, cudaStream_t stream);
 
+  /** ToHost() of consecutive pieces of device memory (from `device` on, each `bytes` long) to separate host
+   * buffers: one DMA and one synchronization for all of them where they fit one chunk (a small table's
+   * columns), else one ToHost() each. */
+  struct HostPiece
+  {
+    void *      host;
+    std::size_t bytes;
+  };
+  void
+  ToHostPieces(const std::vector<HostPiece> & pieces, const void * device, cudaStream_t stream);
+
 private:
   struct Lane
   {
@@ -75,14 +87,36 @@ private:
     cudaEvent_t  finished = nullptr;
   };
 
+  /** A copy that fits one chunk goes through the first lane's first pinned buffer on `stream` itself: no
+   * thread, lane stream or event hand-off, whose fixed cost (tens of microseconds) is most of a small
+   * image's transfers. Uploads take that lane's two buffers in turn; `chunkDone[i]` marks when buffer i is
+   * free again. */
+  bool
+  IsSmall(std::size_t bytes) const
+  {
+    return bytes <= ChunkBytes && !m_Lanes.empty();
+  }
+
   /** Slices [0, bytes) over the lanes (at least a chunk each), runs copy(lane, begin, end) for each on
    * its own thread after the work already in `stream`, then makes `stream` wait for every lane. */
   template <typename TCopy>
   void
   ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy);
 
+  /** The parts of a small copy: at least 128 kB (below, a part's fixed cost exceeds what overlapping saves),
+   * at most MaxParts of them. */
+  static constexpr unsigned MaxParts = 4;
+  static std::size_t
+  PartBytes(std::size_t bytes)
+  {
+    const std::size_t minimum = std::size_t{ 128 } << 10;
+    return std::max(minimum, (bytes + MaxParts - 1) / MaxParts);
+  }
+
   std::vector<Lane> m_Lanes;
+  cudaEvent_t       m_PartDone[MaxParts - 1] = {}; ///< the parts of a small download before the last
   cudaEvent_t       m_Ready = nullptr;
+  int               m_NextSmallSlot = 0; ///< the first lane's buffer for the next small upload
 };
 
 } // namespace cuda

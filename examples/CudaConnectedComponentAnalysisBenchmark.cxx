@@ -419,51 +419,54 @@ Benchmark(int argc, char * argv[])
     { "d", "d: ITK CC + LabelImageToShapeLabelMap" },
     { "e", "e: our CPU engine via ITK filter" }
   };
-  std::cout << "\n"
-            << opt.size << "x" << opt.size << " images, Gpix/s averaged over density (min time; median time)\n"
-            << "device: " << report["device"].get<std::string>() << "; CPU threads: " << threads << "\n";
-  std::cout << std::left << std::setw(45) << "mode" << std::setw(5) << "conn";
-  for (const char * g : { "g1", "g4", "g16", "ones" })
-  {
-    std::cout << std::setw(18) << g;
-  }
-  std::cout << "\n";
   nlohmann::json summary = nlohmann::json::array();
-  for (const auto & [mode, name] : modeNames)
+  if (sweep) // the table of modes a-e
   {
-    for (const std::string conn : { "4", "8" })
+    std::cout << "\n"
+              << opt.size << "x" << opt.size << " images, Gpix/s averaged over density (min time; median time)\n"
+              << "device: " << report["device"].get<std::string>() << "; CPU threads: " << threads << "\n";
+    std::cout << std::left << std::setw(45) << "mode" << std::setw(5) << "conn";
+    for (const char * g : { "g1", "g4", "g16", "ones" })
     {
-      bool any = false;
-      for (const std::string g : { "g1", "g4", "g16", "ones" })
+      std::cout << std::setw(18) << g;
+    }
+    std::cout << "\n";
+    for (const auto & [mode, name] : modeNames)
+    {
+      for (const std::string conn : { "4", "8" })
       {
-        any = any || gpixMin.count(mode + "|" + conn + "|" + g);
-      }
-      if (!any)
-      {
-        continue;
-      }
-      std::cout << std::setw(45) << name << std::setw(5) << conn;
-      for (const std::string g : { "g1", "g4", "g16", "ones" })
-      {
-        const auto & mins = gpixMin[mode + "|" + conn + "|" + g];
-        const auto & meds = gpixMedian[mode + "|" + conn + "|" + g];
-        if (mins.empty())
+        bool any = false;
+        for (const std::string g : { "g1", "g4", "g16", "ones" })
         {
-          std::cout << std::setw(18) << "-";
+          any = any || gpixMin.count(mode + "|" + conn + "|" + g);
+        }
+        if (!any)
+        {
           continue;
         }
-        const double       avgMin = std::accumulate(mins.begin(), mins.end(), 0.0) / mins.size();
-        const double       avgMed = std::accumulate(meds.begin(), meds.end(), 0.0) / meds.size();
-        std::ostringstream cell;
-        cell << std::fixed << std::setprecision(avgMin < 10 ? 2 : 1) << avgMin << " (" << avgMed << ")";
-        std::cout << std::setw(18) << cell.str();
-        summary.push_back({ { "mode", mode },
-                            { "connectivity", std::stoi(conn) },
-                            { "granularity", g },
-                            { "gpix_per_s_min_time", avgMin },
-                            { "gpix_per_s_median_time", avgMed } });
+        std::cout << std::setw(45) << name << std::setw(5) << conn;
+        for (const std::string g : { "g1", "g4", "g16", "ones" })
+        {
+          const auto & mins = gpixMin[mode + "|" + conn + "|" + g];
+          const auto & meds = gpixMedian[mode + "|" + conn + "|" + g];
+          if (mins.empty())
+          {
+            std::cout << std::setw(18) << "-";
+            continue;
+          }
+          const double       avgMin = std::accumulate(mins.begin(), mins.end(), 0.0) / mins.size();
+          const double       avgMed = std::accumulate(meds.begin(), meds.end(), 0.0) / meds.size();
+          std::ostringstream cell;
+          cell << std::fixed << std::setprecision(avgMin < 10 ? 2 : 1) << avgMin << " (" << avgMed << ")";
+          std::cout << std::setw(18) << cell.str();
+          summary.push_back({ { "mode", mode },
+                              { "connectivity", std::stoi(conn) },
+                              { "granularity", g },
+                              { "gpix_per_s_min_time", avgMin },
+                              { "gpix_per_s_median_time", avgMed } });
+        }
+        std::cout << "\n";
       }
-      std::cout << "\n";
     }
   }
   report["summary"] = summary;
