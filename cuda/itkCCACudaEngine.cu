@@ -195,6 +195,7 @@ CudaEngine::SetGeometry(const Request & request)
   g.numRows = g.height * g.depth;
   g.wordsPerRow = (g.width + 31u) / 32u;
   g.dimension = request.dimension;
+  g.batchExtent = static_cast<std::uint32_t>(request.batchExtent); // below 2^32: it divides a 32-bit side
   const std::uint64_t numWords = static_cast<std::uint64_t>(g.numRows) * g.wordsPerRow;
   if (numWords >= 0xffffffffu)
   {

@@ -45,6 +45,7 @@ struct DeviceGeometry
   std::uint32_t wordsPerRow; ///< ceil(width / 32)
   std::uint32_t numWords;    ///< numRows * wordsPerRow
   std::uint32_t dimension;   ///< the image's dimension (1 to 3): which sides are image borders
+  std::uint32_t batchExtent; ///< Request::batchExtent: images along the slowest axis (0: one image)
 };
 
 /** Bits at positions <= b. */

@@ -76,12 +76,16 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * _
     const std::uint32_t curFirstRun = firstRun[word];
     const int           y = static_cast<int>(row % g.height);
     const int           z = static_cast<int>(row / g.height);
+    // A batch's images start at every batchExtent-th row (2-D) or slice (3-D): nothing there joins the image before.
+    const bool firstOfImage =
+      g.batchExtent != 0 && (g.dimension == 2 ? y % g.batchExtent == 0 : z % g.batchExtent == 0);
 
     for (int n = 0; n < neighbors.count; ++n)
     {
       const int ny = y + neighbors.dy[n];
       const int nz = z + neighbors.dz[n];
-      if (ny < 0 || ny >= static_cast<int>(g.height) || nz < 0)
+      if (ny < 0 || ny >= static_cast<int>(g.height) || nz < 0 ||
+          (firstOfImage && (g.dimension == 2 ? ny != y : nz != z)))
       {
         continue;
       }

@@ -93,10 +93,14 @@ public:
   /** Writes the label image of the last Analyze() into `data` (raster order, the input's size): the k-th
    * (kept) component (0-based) gets the value k, plus one from `skipValue` on; background pixels (and
    * removed components) the value whose bytes are `backgroundBits`. With `dataOnDevice`, `data` is GPU memory
-   * of the device that analyzed (an image analyzed with Request::inputOnDevice), written there. */
+   * of the device that analyzed (an image analyzed with Request::inputOnDevice), written there. A batch
+   * (Request::batchExtent: a stack of images, each labeled on its own) is numbered over the whole stack in
+   * raster order (image by image), or with `restartPerImage` from the first value again in each image; its
+   * table comes from WriteBasicColumns() with BasicColumns::batchStride = batchExtent (the `image` column, and
+   * boxes and centroids within each image). A batch's post-processing (sorting, keeping N) is over the batch. */
   void
   WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits, std::uint64_t skipValue,
-              bool dataOnDevice = false);
+              bool dataOnDevice = false, bool restartPerImage = false);
 
   /** The basic columns of the last Analyze()'s (kept) components, in label order, straight from the engine's
    * per-sum arrays: pixels, physical size, bounding box, centroid (itkCCATypes.h). Host pointers, or with

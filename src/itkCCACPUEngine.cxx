@@ -91,6 +91,7 @@ CPUEngine::Analyze(const Request & request)
   m_Dimension = request.dimension;
   m_NumberOfRows = request.size[1] * request.size[2];
   m_FullyConnected = request.fullyConnected;
+  m_BatchExtent = request.batchExtent;
   m_ComputeShapeSums = request.computeShapeSums;
   m_ComputePerimeter = request.computeShapeSums && request.computePerimeter;
   try

@@ -201,6 +201,7 @@ private:
   unsigned                                m_Dimension = 2;
   std::uint64_t                           m_NumberOfRows = 0;
   bool                                    m_FullyConnected = false;
+  std::uint64_t                           m_BatchExtent = 0; ///< Request::batchExtent of the analysis
   bool                                    m_ComputeShapeSums = false;
   bool                                    m_ComputePerimeter = false;
   std::uint64_t                           m_NumberOfComponents = 0;

@@ -72,7 +72,8 @@ CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow)
     }
 
     const RowRuns  current{ block.runs.Data() + first, first, count };
-    const unsigned numberOfNeighbors = PrecedingNeighborRows(row, y, ySize, m_FullyConnected, neighbors);
+    const unsigned numberOfNeighbors =
+      PrecedingNeighborRows(row, y, ySize, m_FullyConnected, neighbors, m_BatchExtent, m_Dimension);
     for (unsigned i = 0; i < numberOfNeighbors; ++i)
     {
       const std::uint64_t neighborRow = neighbors[i];
@@ -163,7 +164,8 @@ CPUEngine::UniteAcrossBlocks()
       {
         continue;
       }
-      const unsigned numberOfNeighbors = PrecedingNeighborRows(row, row % ySize, ySize, m_FullyConnected, neighbors);
+      const unsigned numberOfNeighbors =
+        PrecedingNeighborRows(row, row % ySize, ySize, m_FullyConnected, neighbors, m_BatchExtent, m_Dimension);
       for (unsigned i = 0; i < numberOfNeighbors; ++i)
       {
         const std::uint64_t neighborRow = neighbors[i];

@@ -322,17 +322,20 @@ UniteRows(const RowRuns & current, const RowRuns & neighbor, std::uint64_t widen
  * each pair of rows is compared once); returns their number. Row r is (y, z) = (r % ySize,
  * r / ySize); the caller passes y, which it tracks without a division per row. Face neighbors
  * are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and (y+1, z-1). In 2-D only (y-1)
- * exists, in 1-D none. */
+ * exists, in 1-D none. In a batch (Request::batchExtent, `dimension` the image's), the first row
+ * (2-D) or slice (3-D) of each image has none in the image before it. */
 inline unsigned
 PrecedingNeighborRows(std::uint64_t row, std::uint64_t y, std::uint64_t ySize, bool fullyConnected,
-                      std::uint64_t neighbors[4])
+                      std::uint64_t neighbors[4], std::uint64_t batchExtent = 0, unsigned dimension = 0)
 {
-  unsigned count = 0;
-  if (y > 0)
+  unsigned   count = 0;
+  const bool firstOfImage =
+    batchExtent != 0 && (dimension == 2 ? y % batchExtent == 0 : (row / ySize) % batchExtent == 0);
+  if (y > 0 && !(firstOfImage && dimension == 2))
   {
     neighbors[count++] = row - 1;
   }
-  if (row >= ySize)
+  if (row >= ySize && !(firstOfImage && dimension == 3))
   {
     const std::uint64_t below = row - ySize;
     neighbors[count++] = below;

@@ -57,6 +57,19 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
   {
     throw Error("no input buffer");
   }
+  if (request.batchExtent != 0)
+  {
+    const std::uint64_t slowest = request.size[request.dimension - 1];
+    if (request.dimension < 2 || slowest % request.batchExtent != 0)
+    {
+      throw Error("a batch's images must divide the image's slowest axis (" + std::to_string(slowest) + " indices, " +
+                  std::to_string(request.dimension) + "-D) into equal parts of " + std::to_string(request.batchExtent));
+    }
+    if (request.computeShapeSums)
+    {
+      throw Error("a batch measures the basic features only (no LabelMap sums)");
+    }
+  }
   if (numberOfPixels >= maxPixels)
   {
     throw Unavailable("the image has " + std::to_string(numberOfPixels) + " pixels, more than the engine's " +

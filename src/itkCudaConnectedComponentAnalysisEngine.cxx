@@ -172,6 +172,48 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   bool                            selected{ false };
   cca::ComponentSelection         selection;
   std::vector<cca::ComponentSums> selectedSums;
+  /** A batch's (Request::batchExtent): its dimension, extent and number of images; the label table that
+   * numbers each image's components from 1, made on the first WriteLabels() that asks for it. */
+  unsigned                   batchDimension{ 0 };
+  std::uint64_t              batchExtent{ 0 };
+  std::uint64_t              batchImages{ 0 };
+  bool                       restartReady{ false };
+  std::vector<std::uint64_t> restartIndex;
+
+  /** For each component of the analysis, its index within its image (in the kept components' order), or
+   * UINT64_MAX where the post-processing removed it. */
+  const std::uint64_t *
+  RestartTable()
+  {
+    if (restartReady)
+    {
+      return restartIndex.data();
+    }
+    const std::uint64_t * newIndex = selected ? selection.newIndex.data() : nullptr;
+    const std::uint64_t   kept = selected ? selection.order.size() : originalCount;
+    // Each kept component's image, from the engine's image column (on the GPU: one column comes back).
+    std::vector<std::int64_t> image(static_cast<std::size_t>(kept));
+    cca::BasicColumns         columns;
+    columns.image = image.data();
+    columns.batchStride = batchExtent;
+    cca::BasicGeometry geometry;
+    geometry.dimension = batchDimension;
+    Analyzed().WriteBasicColumns(geometry, columns, newIndex);
+    std::vector<std::uint64_t> next(static_cast<std::size_t>(batchImages), 0);
+    std::vector<std::uint64_t> rank(static_cast<std::size_t>(kept));
+    for (std::size_t j = 0; j < rank.size(); ++j)
+    {
+      rank[j] = next[static_cast<std::size_t>(image[j])]++;
+    }
+    restartIndex.resize(static_cast<std::size_t>(originalCount));
+    for (std::size_t k = 0; k < restartIndex.size(); ++k)
+    {
+      const std::uint64_t j = newIndex ? newIndex[k] : k;
+      restartIndex[k] = j == UINT64_MAX ? UINT64_MAX : rank[static_cast<std::size_t>(j)];
+    }
+    restartReady = true;
+    return restartIndex.data();
+  }
 
   const std::vector<cca::ComponentSums> &
   Sums() const
@@ -342,6 +384,10 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     in.description = engine->GetDescription();
     in.originalCount = count;
     in.numberOfThreads = numberOfThreads;
+    in.batchDimension = request.dimension;
+    in.batchExtent = request.batchExtent;
+    in.batchImages = request.batchExtent ? request.size[request.dimension - 1] / request.batchExtent : 0;
+    in.restartReady = false;
     in.selected = r.postProcessing.Active();
     if (!in.selected)
     {
@@ -386,7 +432,7 @@ CudaConnectedComponentAnalysisEngine::GetComponentSums() const
 
 void
 CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits,
-                                                  std::uint64_t skipValue, bool dataOnDevice)
+                                                  std::uint64_t skipValue, bool dataOnDevice, bool restartPerImage)
 {
   cca::LabelOutput output;
   output.onDevice = dataOnDevice;
@@ -394,9 +440,15 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
   output.kind = kind;
   output.backgroundBits = backgroundBits;
   output.skipValue = skipValue;
-  output.newIndex = m_Internals->selected ? m_Internals->selection.newIndex.data() : nullptr;
   Translated("writing the label image", [&]() {
     cca::Engine & engine = m_Internals->Analyzed();
+    if (restartPerImage && m_Internals->batchExtent == 0)
+    {
+      throw Error("labels restarting per image need a batch (Request::batchExtent)");
+    }
+    output.newIndex = restartPerImage         ? m_Internals->RestartTable()
+                      : m_Internals->selected ? m_Internals->selection.newIndex.data()
+                                              : nullptr;
     if (!dataOnDevice)
     {
       cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));

@@ -1,10 +1,11 @@
 """cudacca.label_batch(): a stack of same-shape images, each labelled on its own, in one engine call.
 
-The images are laid one after the other along their slowest axis with one background row (2-D) or slice (3-D)
-between them, which no component can cross under either connectivity; that one image is labelled once. The
-engine then takes each component's box and centroid within its image from integer sums made relative first
-(BasicColumns::batchStride), so the table equals the per-image calls' exactly, and each image's labels are
-renumbered from 1 (raster order puts each image's labels in one consecutive range).
+The stack is handed to the engine as it lies in memory, one image after the other along the slowest axis, with
+the images' extent along that axis (Request::batchExtent): no component joins one image to the next, each
+component's box and centroid are taken within its image from integer sums made relative first
+(BasicColumns::batchStride), so the labels and the table equal the per-image calls' exactly, and the engine
+writes the labels numbered from 1 in each image (or over the batch). A batch of 1-D images is a 2-D image
+whose rows are the images.
 """
 
 from __future__ import annotations
@@ -54,60 +55,51 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
     if whole.ndim < 2 or whole.ndim > 4:
         raise ValueError(f"images: a stack of 1-D, 2-D or 3-D images (2 to 4 dimensions), not {whole.ndim}-D")
     n = whole.shape[0]
-    per = whole.shape[1:]
-    stride = per[0] + 1
-    # One pass makes the objects (pixels other than the background, as label() reads them) and the separators.
-    padded = whole.empty(np.uint8, (n * stride,) + tuple(per[1:]))
-    padded[...] = 0
-    view = padded.reshape((n, stride) + tuple(per[1:]))
-    value = 0 if background is None else background
-    if whole.library == "cupy":
-        import cupy
-
-        with cupy.cuda.Device(whole.device):
-            view[:, : per[0]] = whole.array != value
-    else:
-        view[:, : per[0]] = whole.array != value
-    inp = _arrays.Input(padded, whole.library, whole.device, whole.stream)
-
-    fully = _label._fully_connected(connectivity, len(per))
-    if spacing is not None and len(np.atleast_1d(spacing)) != len(per):
-        raise ValueError(f"spacing: {len(per)} values expected (one image's axes)")
-    start, itk_spacing, origin, direction = _label._geometry(inp, spacing)
-    analysis = _label._analysis()
-    count = _label._analyze(analysis, inp, padded, None, fully, backend, device, threads, min_size,
-                            min_physical_size, 0, False, np.prod(itk_spacing), False, False)
-    global_labels = inp.empty(_label._label_dtype(None, count, inp.library))
-    analysis.write_labels(global_labels, 0, 0)
+    per = tuple(whole.shape[1:])
     d = len(per)
+    fully = _label._fully_connected(connectivity, d)
+    if spacing is not None and len(np.atleast_1d(spacing)) != d:
+        raise ValueError(f"spacing: {d} values expected (one image's axes)")
+    # The engine's image: the stack as it lies, the images along its slowest axis (1-D images: its rows).
+    if d == 1:
+        shape, extent = (n, per[0]), 1
+    else:
+        shape, extent = (n * per[0],) + per[1:], per[0]
+    objects = _arrays.foreground(whole, background).reshape(shape)
+    inp = _arrays.Input(objects, whole.library, whole.device, whole.stream)
+    _, itk_spacing, origin, direction = _label._geometry(inp, _engine_spacing(spacing, d))
+    start = [0] * len(shape)
+    analysis = _label._analysis()
+    count = _label._analyze(analysis, inp, objects, None, fully, backend, device, threads, min_size,
+                            min_physical_size, 0, False, np.prod(itk_spacing), False, False, extent)
     basic = ["num_pixels", "area", "bbox", "centroid"] if return_table else []
     columns = _table.write_basic(analysis, inp, ["image"] + basic, count, start, itk_spacing, origin, direction,
-                                 stride)
+                                 extent)
+    if d == 1:  # the rows' axis is the image's index, not an axis of the images
+        for name, keep in (("bbox", [1, 3]), ("centroid", [1])):
+            if name in columns:
+                columns[name] = columns[name][keep]
     image_of = columns["image"][0]
     per_image = _bincount(image_of, n, inp)
-    first = _cumsum_exclusive(per_image, inp)
-    labels = global_labels.reshape((n, stride) + tuple(per[1:]))[:, : per[0]]
-    out_dtype = _label._label_dtype(dtype, count if running_labels else (int(per_image.max()) if n else 0), inp.library)
-    if running_labels:
-        labels = labels.astype(out_dtype) if hasattr(labels, "astype") else labels.to(labels.dtype)
-    else:
-        shape = (n,) + (1,) * d
-        offsets = first.reshape(shape)
-        if inp.library == "torch":
-            offsets = offsets.to(labels.dtype)
-            labels = (labels - offsets) * (labels > 0)
-        else:
-            offsets = offsets.astype(labels.dtype)
-            labels = ((labels - offsets) * (labels > 0)).astype(out_dtype)
-    labels = _contiguous(labels, inp)
+    most = count if running_labels else (int(per_image.max()) if n and count else 0)
+    labels = inp.empty(_label._label_dtype(dtype, most, inp.library), shape)
+    analysis.write_labels(labels, 0, 0, not running_labels)
+    labels = labels.reshape((n,) + per)
     if not return_table:
         return labels
     table = _table.Table()
     table["image"] = image_of
     k = _arange(count, inp)
-    table["label"] = k + 1 if running_labels else k + 1 - first[image_of]
+    table["label"] = k + 1 if running_labels else k + 1 - _cumsum_exclusive(per_image, inp)[image_of]
     _table.add_columns(table, columns, basic, d)
     return labels, table
+
+
+def _engine_spacing(spacing, d):
+    """The spacing in the engine image's axis order (a batch of 1-D images: its rows 1 apart)."""
+    if spacing is None or d != 1:
+        return spacing
+    return [1.0, float(np.atleast_1d(spacing)[0])]
 
 
 def _xp(inp):
@@ -141,9 +133,3 @@ def _arange(count, inp):
 
         return torch.arange(count, dtype=torch.int64, device="cpu" if inp.device < 0 else f"cuda:{inp.device}")
     return _xp(inp).arange(count, dtype=np.int64)
-
-
-def _contiguous(array, inp):
-    if inp.library == "torch":
-        return array.contiguous()
-    return _xp(inp).ascontiguousarray(array)

@@ -29,12 +29,12 @@ def _analysis():
 
 
 def _analyze(analysis, inp, image, mask, fully, backend, device, threads, min_size, min_physical_size, keep, sort,
-             pixel_volume, shape_sums, perimeter):
+             pixel_volume, shape_sums, perimeter, batch_extent=0):
     """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
     count = analysis.run(image, mask, fully, backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
-                         bool(perimeter), int(inp.stream))
+                         bool(perimeter), int(inp.stream), int(batch_extent))
     text = _core.take_warning()
     if text:
         warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=3)  # the user's call of label()/label_batch()

@@ -145,7 +145,7 @@ public:
   std::uint64_t
   Run(const Array & image, const std::optional<Array> & mask, bool fullyConnected, const std::string & backendName,
       int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
-      double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream)
+      double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent)
   {
     m_Valid = false;
     itk::cca::Request r;
@@ -201,6 +201,7 @@ public:
     r.inputOnDevice = where >= 0;
     r.hostFeatures = false; // the table's columns come from the device's per-sum arrays (WriteBasicColumns)
     r.stream = reinterpret_cast<void *>(stream);
+    r.batchExtent = batchExtent;
     Backend backend = Backend::Automatic;
     if (backendName == "cuda")
     {
@@ -229,7 +230,7 @@ public:
   }
 
   void
-  WriteLabels(nb::ndarray<> & out, std::uint64_t backgroundBits, std::uint64_t skipValue)
+  WriteLabels(nb::ndarray<> & out, std::uint64_t backgroundBits, std::uint64_t skipValue, bool restartPerImage)
   {
     RequireAnalysis();
     if (out.ndim() != m_Dimension || !IsContiguous(out))
@@ -250,7 +251,7 @@ public:
       throw nb::value_error("labels: must be where the image is (host memory or the image's device)");
     }
     nb::gil_scoped_release release;
-    m_Engine.WriteLabels(out.data(), kind, backgroundBits, skipValue, where >= 0);
+    m_Engine.WriteLabels(out.data(), kind, backgroundBits, skipValue, where >= 0, restartPerImage);
   }
 
   void
@@ -449,8 +450,14 @@ NB_MODULE(_core, m)
          nb::arg("pixel_volume"),
          nb::arg("shape_sums"),
          nb::arg("perimeter"),
-         nb::arg("stream"))
-    .def("write_labels", &Analysis::WriteLabels, nb::arg("out"), nb::arg("background_bits"), nb::arg("skip_value"))
+         nb::arg("stream"),
+         nb::arg("batch_extent") = 0)
+    .def("write_labels",
+         &Analysis::WriteLabels,
+         nb::arg("out"),
+         nb::arg("background_bits"),
+         nb::arg("skip_value"),
+         nb::arg("restart_per_image") = false)
     .def("write_basic_columns",
          &Analysis::WriteBasicColumns,
          nb::arg("columns"),

@@ -51,3 +51,13 @@ def test_batch_refuses_mixed_images():
         cudacca.label_batch([a, a.astype(np.complex64)])
     with pytest.raises(ValueError, match="empty list"):
         cudacca.label_batch([])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_background_value(backend):
+    """A background other than 0: as label() reads it, image by image."""
+    rng = np.random.default_rng(5)
+    stack = rng.integers(0, 3, size=(4, 17, 19)).astype(np.int16)
+    labels = cudacca.label_batch(stack, background=2, backend=backend)
+    for i in range(len(stack)):
+        np.testing.assert_array_equal(labels[i], cudacca.label(stack[i], background=2, backend=backend))

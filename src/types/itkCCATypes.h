@@ -243,6 +243,10 @@ struct Request
    * it needs, or a later GetComponentSums() fetches the rows (the Python table: millions of components'
    * rows cost more than the labeling). Then no other call may run on the facade beside that one. */
   bool hostFeatures = true;
+  /** Batches (issue 29): the image is a stack of images along its slowest axis (y in 2-D, z in 3-D), each
+   * `batchExtent` indices long, labeled each on its own: no component reaches from one image into the next.
+   * 0: one image. Must divide the slowest axis' size; the basic features only (no shape sums). */
+  std::uint64_t batchExtent = 0;
 
   std::uint64_t
   NumberOfPixels() const
