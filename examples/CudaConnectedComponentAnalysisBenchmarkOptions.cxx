@@ -39,7 +39,8 @@ const char * const Usage =
   "  --itk 0|1            mode u: ITK's pipeline too          --cpu-engine 0|1 (mode u)\n"
   "  --work-units N       mode u: the filter's NumberOfWorkUnits (default: ITK's)\n"
   "  --latency-2d 64,256  mode l: 2D sides (default 64,256,512,2048)  --latency-3d 64,128 (default 64,128,256)\n"
-  "  --latency-calls N    mode l: timed calls per row (default 200, at most ~2 s a row)\n";
+  "  --latency-calls N    mode l: timed calls per row (default 200, at most ~2 s a row)\n"
+  "  --latency-batch NxS  mode l: a batch of N images of SxS (default 1000x256; 0: none)\n";
 
 int
 ParseBenchmarkOptions(int argc, char * argv[], Options & opt, UserPathOptions & userPath, std::ostringstream & command)
@@ -102,6 +103,13 @@ ParseBenchmarkOptions(int argc, char * argv[], Options & opt, UserPathOptions & 
     }
     else if (key == "--latency-calls")
       opt.latency.calls = std::stoi(value);
+    else if (key == "--latency-batch")
+    {
+      // N x SIDE, e.g. 1000x256; 0: no batch row
+      const auto x = value.find('x');
+      opt.latency.batchImages = static_cast<unsigned>(std::stoul(value.substr(0, x)));
+      opt.latency.batchSide = x == std::string::npos ? 256u : static_cast<unsigned>(std::stoul(value.substr(x + 1)));
+    }
     else if (key == "--size")
       opt.size = std::stoul(value);
     else if (key == "--runs")

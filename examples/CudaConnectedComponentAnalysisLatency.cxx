@@ -27,6 +27,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -78,10 +79,12 @@ TimeCalls(const LatencyOptions & o, const std::function<void()> & call)
   return ms;
 }
 
-/** The engine facade, as the Python package and the CLI use it: labels + the basic columns, host in/out. */
+/** The engine facade, as the Python package and the CLI use it: labels + the basic columns, host in/out, into
+ * new arrays each call. */
 template <unsigned D>
 nlohmann::json
-FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, Backend backend)
+FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, Backend backend,
+          std::uint64_t batchExtent = 0)
 {
   using Engine = itk::CudaConnectedComponentAnalysisEngine;
   Engine           engine;
@@ -97,18 +100,23 @@ FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, 
   request.input = image->GetBufferPointer();
   request.inputKind = itk::cca::ScalarKind::UInt8;
   request.hostFeatures = false;
-  std::vector<std::uint32_t> labels(request.NumberOfPixels());
-  std::vector<std::uint64_t> pixels;
-  std::vector<double>        size;
-  std::vector<double>        centroid[D];
-  std::vector<std::int64_t>  begin[D], end[D];
-  std::vector<double>        analyze, columns, write;
-  const auto                 ms = TimeCalls(o, [&]() {
+  request.batchExtent = batchExtent;
+  std::uint64_t       objects = 0;
+  std::vector<double> analyze, columns, write;
+  const auto          ms = TimeCalls(o, [&]() {
     const auto          t0 = Clock::now();
     const std::uint64_t k = engine.Analyze(request, backend, 0, 0);
     const auto          t1 = Clock::now();
-    // The caller's columns, sized per call as a user's arrays are.
-    itk::cca::BasicColumns c;
+    // The caller's outputs, new per call as a user's arrays are (uninitialized, as numpy.empty and ITK's
+    // Allocate()): the label image's fresh pages are part of what a call costs.
+    std::unique_ptr<std::uint32_t[]> labels(new std::uint32_t[request.NumberOfPixels()]);
+    std::vector<std::uint64_t>       pixels;
+    std::vector<double>              size;
+    std::vector<double>              centroid[D];
+    std::vector<std::int64_t>        begin[D], end[D], imageColumn(batchExtent ? k : 0);
+    itk::cca::BasicColumns           c;
+    c.batchStride = batchExtent;
+    c.image = batchExtent ? imageColumn.data() : nullptr;
     pixels.resize(k);
     size.resize(k);
     c.numberOfPixels = pixels.data();
@@ -124,14 +132,15 @@ FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, 
     }
     engine.WriteBasicColumns(geometry, c);
     const auto t2 = Clock::now();
-    engine.WriteLabels(labels.data(), itk::cca::ScalarKind::UInt32, 0, 0);
+    engine.WriteLabels(labels.get(), itk::cca::ScalarKind::UInt32, 0, 0, false, batchExtent != 0);
     const auto t3 = Clock::now();
+    objects = k;
     analyze.push_back(Milliseconds(t0, t1));
     columns.push_back(Milliseconds(t1, t2));
     write.push_back(Milliseconds(t2, t3));
   });
   return { { "engine", engine.GetBackendUsed() == Backend::CUDA ? "cuda" : "cpu" },
-           { "objects", pixels.size() },
+           { "objects", objects },
            { "median_ms", Quantile(ms, 0.5) },
            { "p90_ms", Quantile(ms, 0.9) },
            { "calls", ms.size() },
@@ -176,6 +185,94 @@ FilterRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, 
            { "p90_ms", Quantile(ms, 0.9) },
            { "calls", ms.size() },
            { "table_rows", checksum } };
+}
+
+/** A batch of `count` images of side x side (blobs as above) through the facade in one call, against the
+ * same pixels as one image, and against a loop of one call per image. */
+void
+RunBatch(const LatencyOptions & o, bool gpu, nlohmann::json & rows)
+{
+  const unsigned side = o.batchSide;
+  const unsigned count = o.batchImages;
+  using ImageType = itk::Image<unsigned char, 2>;
+  auto                stack = ImageType::New();
+  ImageType::SizeType size{ { side, static_cast<itk::SizeValueType>(side) * count } };
+  stack->SetRegions(size);
+  stack->Allocate();
+  const std::size_t perImage = std::size_t{ side } * side;
+  for (unsigned i = 0; i < count; ++i)
+  {
+    const auto one = MakeBenchmarkImage<2>(side, 0.4, 4, 1000 + i);
+    std::copy(one->GetBufferPointer(), one->GetBufferPointer() + perImage, stack->GetBufferPointer() + i * perImage);
+  }
+  std::cout << "\nA batch of " << count << " images of " << side << 'x' << side << " (labels restarting per image + "
+            << "the basic columns with the image column), against the same pixels as one image and a loop of calls\n";
+  const Backend backends[] = { Backend::CUDA, Backend::CPU };
+  for (const Backend backend : backends)
+  {
+    if (backend == Backend::CUDA && !gpu)
+    {
+      continue;
+    }
+    LatencyOptions few = o;
+    few.calls = std::max(3, o.calls / 20);
+    few.warmup = 2;
+    nlohmann::json batch = FacadeRow<2>(few, stack, backend, side);
+    nlohmann::json whole = FacadeRow<2>(few, stack, backend);
+    // The loop: one facade call per image, the engine kept, as a user's loop over slices.
+    using Engine = itk::CudaConnectedComponentAnalysisEngine;
+    Engine                           engine;
+    std::unique_ptr<std::uint32_t[]> labels;
+    const auto                       loop = TimeCalls(few, [&]() {
+      for (unsigned i = 0; i < count; ++i)
+      {
+        Engine::Request r;
+        r.dimension = 2;
+        r.size = { side, side, 1 };
+        r.input = stack->GetBufferPointer() + i * perImage;
+        r.hostFeatures = false;
+        const std::uint64_t k = engine.Analyze(r, backend, 0, 0);
+        labels.reset(new std::uint32_t[perImage]);
+        std::vector<std::uint64_t> pixels(k);
+        std::vector<double>        centroid[2];
+        std::vector<std::int64_t>  begin[2], end[2];
+        itk::cca::BasicColumns     c;
+        c.numberOfPixels = pixels.data();
+        for (unsigned d = 0; d < 2; ++d)
+        {
+          centroid[d].resize(k);
+          begin[d].resize(k);
+          end[d].resize(k);
+          c.centroid[d] = centroid[d].data();
+          c.boundingBoxBegin[d] = begin[d].data();
+          c.boundingBoxEnd[d] = end[d].data();
+        }
+        Engine::Geometry g;
+        g.size = r.size;
+        engine.WriteBasicColumns(g, c);
+        engine.WriteLabels(labels.get(), itk::cca::ScalarKind::UInt32, 0, 0);
+      }
+    });
+    const double                     pixels = static_cast<double>(perImage) * count;
+    const std::string                name = backend == Backend::CUDA ? "cuda" : "cpu";
+    const double                     batchMs = batch["median_ms"].get<double>();
+    const double                     wholeMs = whole["median_ms"].get<double>();
+    const double                     loopMs = Quantile(loop, 0.5);
+    std::cout << std::fixed << std::setprecision(3) << "  " << name << ": batch " << batchMs << " ms ("
+              << pixels / batchMs / 1e3 << " Mpix/s), one image of the same pixels " << wholeMs << " ms ("
+              << pixels / wholeMs / 1e3 << " Mpix/s; the batch at " << std::setprecision(0) << 100 * wholeMs / batchMs
+              << " % of its throughput), a loop of " << count << " calls " << std::setprecision(3) << loopMs << " ms"
+              << std::defaultfloat << '\n';
+    rows.push_back({ { "row", "batch" },
+                     { "engine", name },
+                     { "images", count },
+                     { "side", side },
+                     { "batch_median_ms", batchMs },
+                     { "batch_p90_ms", batch["p90_ms"] },
+                     { "batch_objects", batch["objects"] },
+                     { "one_image_median_ms", wholeMs },
+                     { "loop_median_ms", loopMs } });
+  }
 }
 
 template <unsigned D>
@@ -246,6 +343,10 @@ RunLatencyBenchmark(const LatencyOptions & o, nlohmann::json & report)
   for (unsigned side : o.sides3D)
   {
     RunSide<3>(o, side, gpu, rows);
+  }
+  if (o.batchImages > 0)
+  {
+    RunBatch(o, gpu, rows);
   }
   report["latency"] = { { "rows", rows }, { "calls", o.calls }, { "warmup", o.warmup } };
 }

@@ -29,7 +29,9 @@ struct LatencyOptions
   std::vector<unsigned> sides3D{ 64, 128, 256 };
   int                   calls = 200; ///< timed calls per row (fewer where a row's calls pass `seconds`)
   int                   warmup = 10;
-  double                seconds = 2; ///< at most about this long per row
+  double                seconds = 2;        ///< at most about this long per row
+  unsigned              batchImages = 1000; ///< the batch row: this many images (0: none) ...
+  unsigned              batchSide = 256;    ///< ... of this side
 };
 
 /** Issue 29's table: blobs of 4-pixel cells at 40 % density, face connectivity, uint8 in, uint32 labels out,
@@ -37,7 +39,8 @@ struct LatencyOptions
  * host in/out) on the CUDA engine, the CPU engine and the automatic backend, with its stages (analysis,
  * columns, labels); the filter made new per call, as a user's script does, with the label image alone, the
  * label image + the component table (GetComponentFeatureTable()), and the label image + the LabelMap. Median
- * and 90th percentile of many calls. Fills report["latency"]. */
+ * and 90th percentile of many calls. Then a batch (Request::batchExtent) against the same pixels as one image
+ * and against a loop of calls. Fills report["latency"]. */
 void
 RunLatencyBenchmark(const LatencyOptions & options, nlohmann::json & report);
 

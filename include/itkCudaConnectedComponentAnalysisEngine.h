@@ -97,7 +97,7 @@ public:
    * (Request::batchExtent: a stack of images, each labeled on its own) is numbered over the whole stack in
    * raster order (image by image), or with `restartPerImage` from the first value again in each image; its
    * table comes from WriteBasicColumns() with BasicColumns::batchStride = batchExtent (the `image` column, and
-   * boxes and centroids within each image). A batch's post-processing (sorting, keeping N) is over the batch. */
+   * boxes and centroids within each image). A batch's post-processing (sorting, keeping N) is per image. */
   void
   WriteLabels(void * data, cca::ScalarKind kind, std::uint64_t backgroundBits, std::uint64_t skipValue,
               bool dataOnDevice = false, bool restartPerImage = false);

@@ -433,6 +433,10 @@ private:
 
   void
   StoreFeatures(const RegionType & region);
+  /** function(i) for i in [0, count): on the filter's threads for many components, else on this one. */
+  template <typename TFunction>
+  void
+  ForEachComponent(SizeValueType count, const TFunction & function) const;
 
   /** Label of the k-th component (0-based): k + 1 from the background value on, as ConnectedComponentImageFilter
    * steps over it (its consecutive counter starts at 0 and can only meet a non-negative background). */

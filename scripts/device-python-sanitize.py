@@ -1,5 +1,6 @@
 """A Python session under compute-sanitizer (scripts/device-python.sh): cudacca.label on CuPy and PyTorch
-arrays, 2-D and 3-D, both connectivities, post-processing and the whole table, each against the CPU engine."""
+arrays, 2-D and 3-D, both connectivities, post-processing and the whole table, and cudacca.label_batch, each
+against the CPU engine."""
 
 import sys
 
@@ -25,5 +26,15 @@ for shape in [(1, 1), (3, 257), (129, 131), (33, 35, 37)]:
                 failures += not same
             sorted_labels = cudacca.label(cupy.asarray(image), connectivity=full, sort=True, min_size=3)
             failures += not np.array_equal(sorted_labels.get(), cudacca.label(image, connectivity=full, sort=True, min_size=3, backend="cpu"))
+# Batches (label_batch: the engines' batch merge, the per-image labels and post-processing) on the device.
+for stack_shape in [(7, 33, 29), (4, 13, 11, 9), (6, 50)]:
+    stack = (rng.random(stack_shape) < 0.5).astype(np.uint8)
+    for post in ({}, {"keep_largest": 2, "sort": True}):
+        kw = dict(connectivity="full", min_size=2, return_table=True, **post)
+        expected, table = cudacca.label_batch(stack, backend="cpu", **kw)
+        for device_stack in (cupy.asarray(stack), torch.from_numpy(stack).cuda()):
+            labels, t = cudacca.label_batch(device_stack, **kw)
+            host = labels.get() if isinstance(labels, cupy.ndarray) else labels.cpu().numpy()
+            failures += not (np.array_equal(host, expected) and all(np.array_equal(_to_numpy(t[k]), table[k]) for k in t))
 print("device sessions compared with the CPU engine; failures:", failures)
 sys.exit(1 if failures else 0)

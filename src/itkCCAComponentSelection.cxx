@@ -69,15 +69,15 @@ SortBySizeDecreasing(std::vector<std::uint64_t> & items, const std::vector<Compo
     items.swap(scratch);
   }
 }
-} // namespace
 
-ComponentSelection
-SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing & options, double pixelVolume)
+/** Appends to `kept` the selection among components [begin, end) (engine order), in their new order. */
+void
+SelectAmong(const std::vector<ComponentSums> & sums, std::uint64_t begin, std::uint64_t end,
+            const PostProcessing & options, double pixelVolume, std::vector<std::uint64_t> & kept)
 {
-  ComponentSelection selection;
-  const std::size_t  numComponents = sums.size();
-  selection.order.reserve(numComponents);
-  for (std::uint64_t k = 0; k < numComponents; ++k)
+  std::vector<std::uint64_t> order;
+  order.reserve(static_cast<std::size_t>(end - begin));
+  for (std::uint64_t k = begin; k < end; ++k)
   {
     const std::uint64_t n = sums[k].numberOfPixels;
     // RelabelComponentImageFilter removes n < MinimumObjectSize; ShapeOpeningLabelMapFilter keeps
@@ -87,9 +87,8 @@ SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing &
     {
       continue;
     }
-    selection.order.push_back(k);
+    order.push_back(k);
   }
-  std::vector<std::uint64_t> & order = selection.order;
   if (options.numberOfObjectsToKeep > 0 && order.size() > options.numberOfObjectsToKeep)
   {
     // The N largest; among equal sizes the first in engine order (a total order, so the same set every time).
@@ -106,6 +105,33 @@ SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing &
   {
     SortBySizeDecreasing(order, sums);
   }
+  kept.insert(kept.end(), order.begin(), order.end());
+}
+} // namespace
+
+ComponentSelection
+SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing & options, double pixelVolume,
+                 unsigned batchAxis, std::uint64_t batchExtent)
+{
+  ComponentSelection selection;
+  const std::size_t  numComponents = sums.size();
+  selection.order.reserve(numComponents);
+  if (batchExtent == 0)
+  {
+    SelectAmong(sums, 0, numComponents, options, pixelVolume, selection.order);
+  }
+  else
+  {
+    // Raster order is image by image: each image's components are one range, selected on their own.
+    auto imageOf = [&](std::uint64_t k) { return sums[k].boundingBoxMin[batchAxis] / batchExtent; };
+    for (std::uint64_t begin = 0, end = 0; begin < numComponents; begin = end)
+    {
+      for (end = begin + 1; end < numComponents && imageOf(end) == imageOf(begin); ++end)
+      {}
+      SelectAmong(sums, begin, end, options, pixelVolume, selection.order);
+    }
+  }
+  const std::vector<std::uint64_t> & order = selection.order;
   selection.newIndex.assign(numComponents, ComponentSelection::Removed);
   for (std::uint64_t j = 0; j < order.size(); ++j)
   {

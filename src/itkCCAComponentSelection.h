@@ -50,9 +50,11 @@ struct ComponentSelection
  * removed; of the rest, the numberOfObjectsToKeep largest stay (0: all; ties by engine order, as
  * RelabelComponentImageFilter's sort); the kept are numbered by decreasing size (ties by engine order) with
  * sortByObjectSize, else in engine order. `pixelVolume` is the product of the spacing, taken in dimension order as
- * ShapeLabelMapFilter takes it. */
+ * ShapeLabelMapFilter takes it. A batch (Request::batchExtent, its images along index axis `batchAxis`) is
+ * post-processed image by image: each image keeps its own N largest, numbered after the images before it. */
 ComponentSelection
-SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing & options, double pixelVolume);
+SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing & options, double pixelVolume,
+                 unsigned batchAxis = 0, std::uint64_t batchExtent = 0);
 
 } // namespace cca
 } // namespace itk

@@ -396,7 +396,8 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       return count;
     }
     const auto & sums = engine->GetFeatures();
-    in.selection = cca::SelectComponents(sums, r.postProcessing, r.pixelVolume);
+    in.selection =
+      cca::SelectComponents(sums, r.postProcessing, r.pixelVolume, request.dimension - 1, request.batchExtent);
     in.selectedSums.resize(in.selection.order.size());
     for (std::size_t j = 0; j < in.selection.order.size(); ++j)
     {

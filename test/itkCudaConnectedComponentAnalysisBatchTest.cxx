@@ -79,6 +79,8 @@ struct Case
   unsigned                     granularity;
   bool                         fully;
   std::uint64_t                minimumSize;
+  std::uint64_t                keep; ///< the N largest of each image (0: all)
+  bool                         sort; ///< each image's components numbered by decreasing size
 };
 
 /** Labels `pixels` of one image as ITK does (the reference for every image of the batch). */
@@ -151,6 +153,8 @@ RunCase(const Case & k, Backend backend, std::uint32_t seed)
   r.hostFeatures = false;
   r.batchExtent = extent;
   r.postProcessing.minimumObjectSize = k.minimumSize;
+  r.postProcessing.numberOfObjectsToKeep = k.keep;
+  r.postProcessing.sortByObjectSize = k.sort;
   Engine                     batch;
   const std::uint64_t        count = batch.Analyze(r, backend, 0, 0);
   std::vector<std::uint32_t> restart(stack.size()), running(stack.size());
@@ -160,7 +164,8 @@ RunCase(const Case & k, Backend backend, std::uint32_t seed)
 
   std::ostringstream what;
   what << D << "-D image " << k.imageSize[0] << 'x' << k.imageSize[1] << 'x' << k.imageSize[2] << " x " << k.images
-       << ", d " << k.density << ", g " << k.granularity << ", fully " << k.fully << ", min size " << k.minimumSize;
+       << ", d " << k.density << ", g " << k.granularity << ", fully " << k.fully << ", min size " << k.minimumSize
+       << ", keep " << k.keep << ", sort " << k.sort;
   // One by one: the same engine kind, and ITK.
   std::uint64_t before = 0; // components of the images before
   for (unsigned i = 0; i < k.images; ++i)
@@ -188,7 +193,7 @@ RunCase(const Case & k, Backend backend, std::uint32_t seed)
         return false;
       }
     }
-    if (k.minimumSize == 0)
+    if (k.minimumSize == 0 && k.keep == 0 && !k.sort)
     {
       const std::vector<std::uint32_t> itkLabels = D == 2
                                                      ? ITKLabels<2>(stack.data() + i * perImage, k.imageSize, k.fully)
@@ -305,14 +310,17 @@ itkCudaConnectedComponentAnalysisBatchTest(int argc, char * argv[])
     {
       for (const unsigned g : { 1u, 3u })
       {
+        // Post-processing per image: none, a minimum size, the 2 largest, sorted by size.
         const std::uint64_t minimumSize = (seed % 3 == 0) ? 3 : 0;
+        const std::uint64_t keep = (seed % 4 == 1) ? 2 : 0;
+        const bool          sort = seed % 5 < 2;
         const Case          list[] = {
-                   { 2, { 37, 23, 1 }, 7, density, g, fully, minimumSize }, // 2-D images
-                   { 2, { 33, 1, 1 }, 9, density, g, fully, minimumSize },  // 1-row images
-                   { 2, { 1, 19, 1 }, 5, density, g, fully, minimumSize },  // 1-column images
-                   { 3, { 13, 11, 9 }, 5, density, g, fully, minimumSize }, // 3-D patches
-                   { 3, { 17, 5, 1 }, 6, density, g, fully, minimumSize },  // 1-slice patches
-                   { 2, { 1, 1, 1 }, 11, density, g, fully, minimumSize },  // 1x1 images
+                   { 2, { 37, 23, 1 }, 7, density, g, fully, minimumSize, keep, sort }, // 2-D images
+                   { 2, { 33, 1, 1 }, 9, density, g, fully, minimumSize, keep, sort },  // 1-row images
+                   { 2, { 1, 19, 1 }, 5, density, g, fully, minimumSize, keep, sort },  // 1-column images
+                   { 3, { 13, 11, 9 }, 5, density, g, fully, minimumSize, keep, sort }, // 3-D patches
+                   { 3, { 17, 5, 1 }, 6, density, g, fully, minimumSize, keep, sort },  // 1-slice patches
+                   { 2, { 1, 1, 1 }, 11, density, g, fully, minimumSize, keep, sort },  // 1x1 images
         };
         for (const Case & k : list)
         {

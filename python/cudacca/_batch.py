@@ -40,16 +40,22 @@ def _stack(images):
     return images, None
 
 
-def label_batch(images, *, connectivity=None, background=0, min_size=0, min_physical_size=0.0, spacing=None,
-                return_table=False, running_labels=False, dtype=None, backend="auto", device=0, threads=0):
+def label_batch(images, *, connectivity=None, background=0, min_size=0, min_physical_size=0.0, keep_largest=None,
+                sort=False, spacing=None, return_table=False, running_labels=False, dtype=None, backend="auto",
+                device=0, threads=0):
     """Labels each image of a stack on its own, in one call: `images` is an array of N images (a 3-D array of
     N 2-D images, a 4-D array of N 3-D patches; numpy, CuPy or PyTorch) or a list of same-shape arrays.
 
     Returns labels of shape (N, ...) (each image numbered 1, 2, ... or, with running_labels, one numbering over
     the batch) and, with return_table, one Table of the basic columns (label, num_pixels, area, bbox, centroid,
-    each image's own) with an `image` column. Options as label(); sorting and keep_largest are per image and not
-    offered here yet.
+    each image's own) with an `image` column, in the order of the labels. Options as label(); keep_largest and
+    sort act on each image on its own (its N largest, numbered by decreasing size), as a loop of label() calls.
     """
+    if keep_largest is True:
+        keep_largest = 1
+    keep = int(keep_largest or 0)
+    if keep < 0 or int(min_size) < 0 or float(min_physical_size) < 0:
+        raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
     stacked, _ = _stack(images)
     whole = _arrays.as_input(stacked, "images", max_dims=4)
     if whole.ndim < 2 or whole.ndim > 4:
@@ -71,7 +77,7 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
     start = [0] * len(shape)
     analysis = _label._analysis()
     count = _label._analyze(analysis, inp, objects, None, fully, backend, device, threads, min_size,
-                            min_physical_size, 0, False, np.prod(itk_spacing), False, False, extent)
+                            min_physical_size, keep, sort, np.prod(itk_spacing), False, False, extent)
     basic = ["num_pixels", "area", "bbox", "centroid"] if return_table else []
     columns = _table.write_basic(analysis, inp, ["image"] + basic, count, start, itk_spacing, origin, direction,
                                  extent)

@@ -21,7 +21,9 @@ def _per_image(images, **kw):
 @pytest.mark.parametrize("shape", [(7, 33, 29), (5, 1, 40), (9, 40, 1), (4, 13, 11, 9), (3, 1, 1, 1), (6, 50)],
                          ids=lambda s: "x".join(map(str, s)))
 @pytest.mark.parametrize("full", [False, True], ids=["face", "full"])
-def test_batch_equals_per_image(backend, shape, full):
+@pytest.mark.parametrize("post", [{}, {"keep_largest": 2}, {"sort": True}, {"keep_largest": 3, "sort": True}],
+                         ids=["all", "keep2", "sort", "keep3sorted"])
+def test_batch_equals_per_image(backend, shape, full, post):
     rng = np.random.default_rng(sum(shape))
     images = [random_image(shape[1:], rng.uniform(0.2, 0.8), int(rng.integers(1, 4)), seed=int(rng.integers(1 << 30)))
               for _ in range(shape[0])]
@@ -29,7 +31,7 @@ def test_batch_equals_per_image(backend, shape, full):
     if shape[0] > 2:
         images[1][...] = 1  # one object filling its image, touching the separators
     stack = np.stack(images)
-    kw = dict(connectivity="full" if full else "face", min_size=2, spacing=[0.5, 1.5, 2.5][: len(shape) - 1])
+    kw = dict(connectivity="full" if full else "face", min_size=2, spacing=[0.5, 1.5, 2.5][: len(shape) - 1], **post)
     expected_labels, expected = _per_image(images, backend=backend, **kw)
     labels, table = cudacca.label_batch(stack, return_table=True, backend=backend, **kw)
     np.testing.assert_array_equal(labels, expected_labels)
