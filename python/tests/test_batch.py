@@ -63,3 +63,29 @@ def test_batch_background_value(backend):
     labels = cudacca.label_batch(stack, background=2, backend=backend)
     for i in range(len(stack)):
         np.testing.assert_array_equal(labels[i], cudacca.label(stack[i], background=2, backend=backend))
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+@pytest.mark.parametrize("post", [{}, {"keep_largest": 2, "sort": True}], ids=["all", "keep2sorted"])
+@pytest.mark.parametrize("shape", [(7, 33, 29), (4, 13, 11, 9), (6, 50)], ids=lambda s: "x".join(map(str, s)))
+def test_batch_on_device(library, post, shape):
+    """A stack in GPU memory: labels (restarted per image on the device) and table equal the CPU engine's."""
+    if not cudacca.cuda_available()[0]:
+        pytest.skip("no CUDA device")
+    lib = pytest.importorskip(library)
+    rng = np.random.default_rng(len(shape))
+    stack = (rng.random(shape) < 0.5).astype(np.uint8)
+    kw = dict(connectivity="full", min_size=2, return_table=True, **post)
+    expected, table = cudacca.label_batch(stack, backend="cpu", **kw)
+    device_stack = lib.asarray(stack) if library == "cupy" else lib.from_numpy(stack).cuda()
+    for running in (False, True):
+        labels, t = cudacca.label_batch(device_stack, running_labels=running, **kw)
+        host = labels.get() if library == "cupy" else labels.cpu().numpy()
+        if running:
+            expected_running, _ = cudacca.label_batch(stack, backend="cpu", running_labels=True, **kw)
+            np.testing.assert_array_equal(host, expected_running)
+        else:
+            np.testing.assert_array_equal(host, expected)
+            for k in table:
+                got = t[k].get() if library == "cupy" else t[k].cpu().numpy()
+                np.testing.assert_array_equal(got, table[k], err_msg=k)
