@@ -59,7 +59,8 @@ Labels the connected components (objects) of a 2D or 3D scalar image and measure
 itk::CudaConnectedComponentAnalysisImageFilter (a CUDA GPU when one is usable, else the CPU engine).
 
 INPUT   an image file ITK reads (NIfTI .nii/.nii.gz, NRRD .nrrd/.nhdr, MetaImage .mha/.mhd, PNG, TIFF, ...)
-        or a directory holding a DICOM series (the first series found is read)
+        or a directory holding a DICOM series (the first series found is read); with --batch, a folder of
+        image files, each a case
 
 Foreground (default: the non-zero pixels):
   --lower L               pixels with value >= L are foreground
@@ -84,6 +85,12 @@ Outputs:
   --feret                 also compute the Feret diameter
   --obb                   also compute the oriented bounding box
   --overwrite-input       let --output, --csv or --json replace the input or the mask (refused otherwise)
+Many cases:
+  --batch                 INPUT is a folder: each of its image files (by name) is labeled as above, with
+                          the same options, in one process; every case is checked first, and a bad one stops
+                          the batch before any work, named. --csv / --json: one table of every case's
+                          objects, the case's file name in an `image` column (a `cases` list in the JSON)
+  --output-dir DIR        with --batch: the label images, under the cases' file names
   --fail-if-empty         an image without foreground pixel is an error (exit 4, nothing written);
                           by default it is a result: 0 objects, an all-background label image
   --allow-irregular-slices  label a DICOM series whose slices are not evenly spaced (a warning, ITK's
@@ -309,6 +316,15 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     {
       options.csv = next();
     }
+    else if (arg == "--batch")
+    {
+      flag();
+      options.batch = true;
+    }
+    else if (arg == "--output-dir")
+    {
+      options.outputDirectory = next();
+    }
     else if (arg == "--json")
     {
       options.json = next();
@@ -352,6 +368,16 @@ ParseCommandLine(int argc, char * argv[], Options & options)
   {
     throw UsageError("no INPUT given");
   }
+  if (options.batch && (!options.output.empty() || !options.mask.empty()))
+  {
+    throw UsageError("--batch takes --output-dir for its label images, and no --output or --mask");
+  }
+  if (!options.outputDirectory.empty() &&
+      (!options.batch || !itksys::SystemTools::FileIsDirectory(options.outputDirectory)))
+  {
+    throw UsageError("--output-dir " + options.outputDirectory +
+                     (options.batch ? ": no such folder" : ": only with --batch (use --output for one image)"));
+  }
   if (options.hasLower && options.hasUpper && options.lower > options.upper)
   {
     std::ostringstream message;
@@ -394,6 +420,10 @@ main(int argc, char * argv[])
     {
       PrintUsage(std::cout);
       return ExitOk;
+    }
+    if (options.batch)
+    {
+      return RunBatch(options);
     }
     std::vector<std::string> maskFiles;
     if (!options.mask.empty())

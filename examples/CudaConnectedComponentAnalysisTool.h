@@ -109,6 +109,8 @@ struct Options
   bool        overwriteInput{ false };       ///< an output may replace the input or the mask
   bool        failIfEmpty{ false };          ///< no foreground pixel: exit 4, nothing written
   bool        allowIrregularSlices{ false }; ///< a DICOM series with uneven slice positions is labeled anyway
+  bool        batch{ false };                ///< --batch: `input` is a folder of cases
+  std::string outputDirectory;               ///< --output-dir: where a batch's label images go
 };
 
 /** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */
@@ -197,6 +199,13 @@ using ObjectRow = std::vector<Attribute>;
 /** Runs the whole job on the probed input; returns the exit code or throws ToolError / ITK's exceptions. */
 int
 RunTool(const Options & options, const InputDescription & input);
+
+/** --batch: every image file of the folder `options.input` (by name) labeled as RunTool() would, each checked
+ * before the first is labeled; label images into options.outputDirectory under the cases' names, one CSV
+ * (an `image` column first) and one JSON (a `cases` list) of every case's objects
+ * (CudaConnectedComponentAnalysisToolBatch.cxx). */
+int
+RunBatch(const Options & options);
 
 /** One progress line per stage on stderr, redrawn with a carriage return from the ProgressEvents of the
  * process objects it watches (each mapped onto a part of the line), ended with a newline. Disabled, it

@@ -410,6 +410,110 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
   return true;
 }
 
+/** cca --batch: a folder of cases (three formats, a file that is not an image) labeled in one call equals one
+ * call per case (label images byte for byte, CSV rows with the case's name first); a folder with a truncated
+ * case, or a 2-D case among 3-D ones, is refused before any output, naming the case. */
+bool
+BatchCase()
+{
+  const std::string cases = g_Folder + "/cases";
+  const std::string out = g_Folder + "/out";
+  for (const std::string & f : { cases, out, g_Folder + "/bad", g_Folder + "/badout", g_Folder + "/mixed" })
+  {
+    itksys::SystemTools::RemoveADirectory(f);
+    itksys::SystemTools::MakeDirectory(f);
+  }
+  const std::vector<std::string> names = { "a.nrrd", "b.mha", "c.nii.gz" };
+  for (std::size_t i = 0; i < names.size(); ++i)
+  {
+    WriteImage(RandomVolume<short>(static_cast<std::uint32_t>(40 + i), -500, 1500, 0.5, 1 + i), cases + "/" + names[i]);
+  }
+  ccatest::Save(cases + "/readme.txt", "not an image\n");
+  const std::vector<std::string> options = { "--lower",    "100", "--connectivity", "26",     "--sort",
+                                             "--min-size", "2",   "--backend",      g_Backend };
+  std::vector<std::string>       args = {
+          "--batch", cases, "--output-dir", out, "--csv", g_Folder + "/all.csv", "--json", g_Folder + "/all.json"
+  };
+  args.insert(args.end(), options.begin(), options.end());
+  if (!Expect(Run(args, "batch"), 0, ""))
+  {
+    return false;
+  }
+  const std::vector<std::string> all = [&]() {
+    std::vector<std::string> lines;
+    std::ifstream            in(g_Folder + "/all.csv");
+    for (std::string line; std::getline(in, line);)
+    {
+      lines.push_back(line);
+    }
+    return lines;
+  }();
+  std::size_t next = 1; // all.csv's row after the header
+  for (std::size_t i = 0; i < names.size(); ++i)
+  {
+    const std::string        single = g_Folder + "/single" + std::to_string(i);
+    std::vector<std::string> one = {
+      cases + "/" + names[i], "--output", single + "-" + names[i], "--csv", single + ".csv"
+    };
+    one.insert(one.end(), options.begin(), options.end());
+    if (!Expect(Run(one, "single" + std::to_string(i)), 0, ""))
+    {
+      return false;
+    }
+    auto batchLabels = ReadImage<Image<unsigned int, 3>>(out + "/" + names[i]);
+    auto singleLabels = ReadImage<Image<unsigned int, 3>>(single + "-" + names[i]);
+    if (!ccatest::SameImage(batchLabels.GetPointer(), singleLabels.GetPointer(), "--batch labels of " + names[i]))
+    {
+      return false;
+    }
+    std::ifstream in(single + ".csv");
+    std::string   line;
+    std::getline(in, line);
+    if (all.empty() || all[0] != "image," + line)
+    {
+      std::cerr << "all.csv's header is not image, then the single call's" << std::endl;
+      return false;
+    }
+    while (std::getline(in, line))
+    {
+      if (next >= all.size() || all[next] != names[i] + "," + line)
+      {
+        std::cerr << "all.csv row " << next << " is not " << names[i] << "'s row: " << line << std::endl;
+        return false;
+      }
+      ++next;
+    }
+  }
+  if (next != all.size() || Slurp(g_Folder + "/all.json").find("\"image\": \"c.nii.gz\"") == std::string::npos)
+  {
+    std::cerr << "all.csv has rows of no case, or all.json lacks the last case" << std::endl;
+    return false;
+  }
+  // A truncated case: refused before any output (the good case before it is not labeled either).
+  WriteImage(RandomVolume<short>(50, -500, 1500, 0.5, 1), g_Folder + "/bad/a.mha");
+  const std::string whole = Slurp(g_Folder + "/cases/b.mha");
+  ccatest::Save(g_Folder + "/bad/b.mha", whole.substr(0, whole.size() / 2));
+  const Outcome bad = Run({ "--batch", g_Folder + "/bad", "--output-dir", g_Folder + "/badout" }, "bad");
+  if (!Expect(bad, 2, "b.mha") || itksys::SystemTools::FileExists(g_Folder + "/badout/a.mha"))
+  {
+    std::cerr << "a batch with a truncated case was not refused before any work" << std::endl;
+    return false;
+  }
+  // A 2-D case among 3-D ones: one table has one set of columns.
+  WriteImage(RandomVolume<short>(51, -500, 1500, 0.5, 1), g_Folder + "/mixed/a.mha");
+  WriteImage(
+    ccatest::MakeRandomImage<Image<unsigned char, 2>>({ { 20, 20 } }, 0.5, 1, 3, [](std::mt19937 &) { return 1; }),
+    g_Folder + "/mixed/b.png");
+  if (!Expect(Run({ "--batch", g_Folder + "/mixed", "--csv", g_Folder + "/mixed.csv" }, "mixed"), 3, "b.png"))
+  {
+    return false;
+  }
+  // Options that do not go with a batch.
+  return Expect(Run({ "--batch", cases, "--output", g_Folder + "/x.nrrd" }, "batchoutput"), 1, "--output-dir") &&
+         Expect(Run({ cases + "/a.nrrd", "--output-dir", out }, "outputdir"), 1, "only with --batch") &&
+         Expect(Run({ "--batch", cases, "--output-dir", cases }, "sameoutput"), 1, "is the input folder");
+}
+
 } // namespace
 
 int
@@ -509,6 +613,10 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
     else if (testCase == "dicom")
     {
       ok = DicomCase();
+    }
+    else if (baseCase == "batch")
+    {
+      ok = BatchCase();
     }
     else if (baseCase == "run") // argv[4]: the expected exit code, then the tool's arguments
     {
