@@ -434,7 +434,7 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
                             table,
                             m_Stream,
                             m_Properties.multiProcessorCount);
-  // Small tables' columns travel in one copy (issue 29: one synchronization, not one per column).
+  // Small tables' columns travel together (issue 29: one pass, not one copy and synchronization per column).
   m_Staging.ToHostPieces(toHost, m_Columns.As<void>(), m_Stream);
   if (columns.onDevice)
   {

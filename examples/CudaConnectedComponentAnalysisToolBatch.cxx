@@ -100,23 +100,35 @@ CsvField(const std::string & text)
 int
 RunBatch(const Options & options)
 {
-  const std::string              folder = options.input;
-  const std::vector<std::string> cases = CasesOf(folder);
-  const std::string              outputs = options.outputDirectory;
-  if (!outputs.empty() &&
-      itksys::SystemTools::CollapseFullPath(outputs) == itksys::SystemTools::CollapseFullPath(folder))
+  const std::string        folder = options.input;
+  std::vector<std::string> cases = CasesOf(folder);
+  const std::string        outputs = options.outputDirectory;
+  if (!outputs.empty() && itksys::SystemTools::GetRealPath(outputs) == itksys::SystemTools::GetRealPath(folder))
   {
     throw ToolError(ExitUsage,
                     "--output-dir " + outputs + " is the input folder: the label images would replace the cases");
   }
   // Every case checked first (readable, complete, scalar, 2D/3D, one dimension for the table's columns): a bad
   // one stops the batch before any work, named.
+  // A case read from several files (Analyze's .hdr and .img) is one case: the files an earlier case reads are
+  // not cases of their own.
   std::vector<InputDescription> inputs;
+  std::vector<std::string>      kept;
+  std::vector<std::string>      read; // every file the kept cases read, as full paths
   for (const std::string & name : cases)
   {
     Options one = options;
     one.input = folder + "/" + name;
+    if (std::find(read.begin(), read.end(), itksys::SystemTools::CollapseFullPath(one.input)) != read.end())
+    {
+      continue;
+    }
     inputs.push_back(ProbeInput(one.input, one));
+    kept.push_back(name);
+    for (const std::string & file : inputs.back().files)
+    {
+      read.push_back(itksys::SystemTools::CollapseFullPath(file));
+    }
     if (inputs.back().dimension != inputs.front().dimension)
     {
       throw ToolError(ExitUnsupported,
@@ -124,11 +136,11 @@ RunBatch(const Options & options)
                         cases.front() + " " + std::to_string(inputs.front().dimension) +
                         "D: the cases of one batch share a dimension (one table)");
     }
-    if (!outputs.empty())
-    {
-      CheckOutputFormatHoldsDimension(outputs + "/" + name, inputs.back().dimension);
-    }
+    one.output = outputs.empty() ? std::string() : outputs + "/" + name;
+    CheckOutputFormatHoldsDimension(one.output, inputs.back().dimension);
+    CheckOutputsAreNotInputs(one, inputs.back().files);
   }
+  cases = kept;
   // Each case's tables go to hidden files in the tables' folder, then into the one table asked for.
   auto partOf = [](const std::string & table, std::size_t i) {
     const std::string dir = itksys::SystemTools::GetFilenamePath(table);
@@ -150,7 +162,6 @@ RunBatch(const Options & options)
     one.json = options.json.empty() ? std::string() : partOf(options.json, i);
     one.quiet = true;
     one.progress = false;
-    CheckOutputsAreNotInputs(one, inputs[i].files);
     int code = ExitFailure;
     try
     {
@@ -160,15 +171,16 @@ RunBatch(const Options & options)
     {
       std::remove(one.csv.c_str()); // no part of a table left behind
       std::remove(one.json.c_str());
-      std::cerr << "cca: --batch stopped at " << one.input << "; the cases before it are written" << std::endl;
+      std::cerr << "cca: --batch stopped at " << one.input
+                << "; the label images of the cases before it are written, the tables are not" << std::endl;
       throw;
     }
     if (code != ExitOk)
     {
       std::remove(one.csv.c_str());
       std::remove(one.json.c_str());
-      std::cerr << "cca: --batch stopped at " << one.input << " (exit " << code << "); the cases before it are written"
-                << std::endl;
+      std::cerr << "cca: --batch stopped at " << one.input << " (exit " << code
+                << "); the label images of the cases before it are written, the tables are not" << std::endl;
       return code;
     }
     std::uint64_t objects = 0;
@@ -189,9 +201,13 @@ RunBatch(const Options & options)
     if (!one.json.empty())
     {
       std::ifstream in(one.json);
-      Json          part = Json::parse(in);
+      Json          part = Json::parse(in, nullptr, false); // no exception: the part file is removed either way
       in.close();
       std::remove(one.json.c_str());
+      if (part.is_discarded())
+      {
+        throw ToolError(ExitFailure, "--batch: the table of " + one.input + " could not be read back");
+      }
       objects = part.contains("objects") ? part["objects"].size() : objects;
       Json entry = Json::object();
       entry["image"] = cases[i];

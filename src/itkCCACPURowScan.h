@@ -326,9 +326,10 @@ UniteRows(const RowRuns & current, const RowRuns & neighbor, std::uint64_t widen
  * (2-D) or slice (3-D) of each image has none in the image before it. */
 inline unsigned
 PrecedingNeighborRows(std::uint64_t row, std::uint64_t y, std::uint64_t ySize, bool fullyConnected,
-                      std::uint64_t neighbors[4], std::uint64_t batchExtent = 0, unsigned dimension = 0)
+                      std::uint64_t neighbors[4], std::uint64_t batchExtent = 0, unsigned dimension = 2)
 {
-  unsigned   count = 0;
+  unsigned count = 0;
+  // Only a batch of 3-D images pays a division per row (its slice).
   const bool firstOfImage =
     batchExtent != 0 && (dimension == 2 ? y % batchExtent == 0 : (row / ySize) % batchExtent == 0);
   if (y > 0 && !(firstOfImage && dimension == 2))

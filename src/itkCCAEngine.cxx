@@ -60,7 +60,11 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
   if (request.batchExtent != 0)
   {
     const std::uint64_t slowest = request.size[request.dimension - 1];
-    if (request.dimension < 2 || slowest % request.batchExtent != 0)
+    if (request.dimension < 2)
+    {
+      throw Error("a batch is a 2-D or 3-D image (a stack of 1-D or 2-D images, or of 3-D images along z)");
+    }
+    if (slowest % request.batchExtent != 0)
     {
       throw Error("a batch's images must divide the image's slowest axis (" + std::to_string(slowest) + " indices, " +
                   std::to_string(request.dimension) + "-D) into equal parts of " + std::to_string(request.batchExtent));

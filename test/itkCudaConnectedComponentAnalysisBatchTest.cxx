@@ -265,7 +265,7 @@ BadBatches(Backend backend)
   r.dimension = 1;
   r.size = { 42, 1, 1 };
   r.batchExtent = 1;
-  ok = refused(r, "a 1-D batch", "equal parts") && ok;
+  ok = refused(r, "a 1-D batch", "2-D or 3-D image") && ok;
   // Labels restarting per image without a batch.
   Engine          engine;
   Engine::Request one;

@@ -410,8 +410,8 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
   return true;
 }
 
-/** cca --batch: a folder of cases (three formats, a file that is not an image) labeled in one call equals one
- * call per case (label images byte for byte, CSV rows with the case's name first); a folder with a truncated
+/** cca --batch: a folder of cases (four formats, one of two files, and a file that is not an image) labeled in one call
+ * equals one call per case (label images byte for byte, CSV rows with the case's name first); a folder with a truncated
  * case, or a 2-D case among 3-D ones, is refused before any output, naming the case. */
 bool
 BatchCase()
@@ -423,7 +423,8 @@ BatchCase()
     itksys::SystemTools::RemoveADirectory(f);
     itksys::SystemTools::MakeDirectory(f);
   }
-  const std::vector<std::string> names = { "a.nrrd", "b.mha", "c.nii.gz" };
+  // d.hdr is read with its d.img: one case, not two.
+  const std::vector<std::string> names = { "a.nrrd", "b.mha", "c.nii.gz", "d.hdr" };
   for (std::size_t i = 0; i < names.size(); ++i)
   {
     WriteImage(RandomVolume<short>(static_cast<std::uint32_t>(40 + i), -500, 1500, 0.5, 1 + i), cases + "/" + names[i]);
@@ -484,7 +485,9 @@ BatchCase()
       ++next;
     }
   }
-  if (next != all.size() || Slurp(g_Folder + "/all.json").find("\"image\": \"c.nii.gz\"") == std::string::npos)
+  const std::string json = Slurp(g_Folder + "/all.json");
+  if (next != all.size() || json.find("\"image\": \"d.hdr\"") == std::string::npos ||
+      json.find("\"image\": \"d.img\"") != std::string::npos)
   {
     std::cerr << "all.csv has rows of no case, or all.json lacks the last case" << std::endl;
     return false;

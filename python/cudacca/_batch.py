@@ -31,13 +31,13 @@ def _stack(images):
             import cupy
 
             with cupy.cuda.Device(first.device):
-                return cupy.stack([_arrays.as_input(im).array for im in images]), first
+                return cupy.stack([_arrays.as_input(im).array for im in images])
         if first.library == "torch":
             import torch
 
-            return torch.stack([_arrays.as_input(im).array for im in images]), first
-        return np.stack([_arrays.as_input(im).array for im in images]), first
-    return images, None
+            return torch.stack([_arrays.as_input(im).array for im in images])
+        return np.stack([_arrays.as_input(im).array for im in images])
+    return images
 
 
 def label_batch(images, *, connectivity=None, background=0, min_size=0, min_physical_size=0.0, keep_largest=None,
@@ -56,7 +56,7 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
     keep = int(keep_largest or 0)
     if keep < 0 or int(min_size) < 0 or float(min_physical_size) < 0:
         raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
-    stacked, _ = _stack(images)
+    stacked = _stack(images)
     whole = _arrays.as_input(stacked, "images", max_dims=4)
     if whole.ndim < 2 or whole.ndim > 4:
         raise ValueError(f"images: a stack of 1-D, 2-D or 3-D images (2 to 4 dimensions), not {whole.ndim}-D")
@@ -91,7 +91,7 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
     most = count if running_labels else (int(per_image.max()) if n and count else 0)
     label_dtype = _label._label_dtype(dtype, most, inp.library)
     labels = inp.empty(label_dtype, shape)
-    if inp.device >= 0 and not running_labels and _fits(dtype, count, inp, label_dtype):
+    if inp.device >= 0 and not running_labels and _fits(dtype, count, inp, label_dtype) and _subtracts(labels, inp):
         # On the GPU: the engine numbers over the batch and one pass here restarts each image's numbers, which
         # costs less than the engine's per-image table (its components' images to the host and the table back).
         analysis.write_labels(labels, 0, 0, False)
@@ -115,6 +115,15 @@ def _fits(dtype, count, inp, label_dtype):
         return _label._label_dtype(dtype, count, inp.library) == label_dtype
     except OverflowError:
         return False
+
+
+def _subtracts(labels, inp):
+    """Whether the labels' library does arithmetic on their dtype (PyTorch has little for uint16/32/64)."""
+    if inp.library != "torch":
+        return True
+    import torch
+
+    return labels.dtype in (torch.int16, torch.int32, torch.int64)
 
 
 _RESTART_KERNEL = None

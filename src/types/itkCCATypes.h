@@ -278,10 +278,10 @@ struct BasicColumns
   std::int64_t *  boundingBoxBegin[MaxDimension] = { nullptr, nullptr, nullptr };
   std::int64_t *  boundingBoxEnd[MaxDimension] = { nullptr, nullptr, nullptr };
   double *        centroid[MaxDimension] = { nullptr, nullptr, nullptr };
-  /** Batches: images stacked along the slowest axis, `batchStride` indices apart (the image's extent plus
-   * a background separator). Each component's image (its first index along that axis / batchStride) goes to
-   * `image`, and its box and centroid are taken within its image, from integer sums made relative first, so
-   * that they equal a call on that image alone. 0: no batch. */
+  /** Batches: images stacked along the slowest axis, `batchStride` indices apart (Request::batchExtent, or
+   * the image's extent plus a background separator). Each component's image (its first index along that axis /
+   * batchStride) goes to `image`, and its box and centroid are taken within its image, from integer sums made relative
+   * first, so that they equal a call on that image alone. 0: no batch. */
   std::uint64_t  batchStride = 0;
   std::int64_t * image = nullptr;
   bool           onDevice = false;
