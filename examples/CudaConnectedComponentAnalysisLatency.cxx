@@ -79,6 +79,54 @@ TimeCalls(const LatencyOptions & o, const std::function<void()> & call)
   return ms;
 }
 
+using Engine = itk::CudaConnectedComponentAnalysisEngine;
+
+/** What a user's call gets back, in new arrays each call as a user's are (uninitialized, as numpy.empty and
+ * ITK's Allocate(): the label image's fresh pages are part of what a call costs): the basic columns (with a
+ * batch's image column) and the label image. */
+template <unsigned D>
+struct CallOutputs
+{
+  std::vector<std::uint64_t>       pixels;
+  std::vector<double>              size;
+  std::vector<double>              centroid[D];
+  std::vector<std::int64_t>        begin[D], end[D], image;
+  std::unique_ptr<std::uint32_t[]> labels;
+
+  void
+  WriteColumns(Engine & engine, const Engine::Geometry & geometry, std::uint64_t k, std::uint64_t batchStride)
+  {
+    itk::cca::BasicColumns c;
+    pixels.resize(k);
+    size.resize(k);
+    c.numberOfPixels = pixels.data();
+    c.physicalSize = size.data();
+    for (unsigned d = 0; d < D; ++d)
+    {
+      centroid[d].resize(k);
+      begin[d].resize(k);
+      end[d].resize(k);
+      c.centroid[d] = centroid[d].data();
+      c.boundingBoxBegin[d] = begin[d].data();
+      c.boundingBoxEnd[d] = end[d].data();
+    }
+    if (batchStride != 0)
+    {
+      image.resize(k);
+      c.image = image.data();
+      c.batchStride = batchStride;
+    }
+    engine.WriteBasicColumns(geometry, c);
+  }
+
+  void
+  WriteLabels(Engine & engine, std::uint64_t numberOfPixels, bool restartPerImage)
+  {
+    labels.reset(new std::uint32_t[numberOfPixels]);
+    engine.WriteLabels(labels.get(), itk::cca::ScalarKind::UInt32, 0, 0, false, restartPerImage);
+  }
+};
+
 /** The engine facade, as the Python package and the CLI use it: labels + the basic columns, host in/out, into
  * new arrays each call. */
 template <unsigned D>
@@ -86,7 +134,6 @@ nlohmann::json
 FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, Backend backend,
           std::uint64_t batchExtent = 0)
 {
-  using Engine = itk::CudaConnectedComponentAnalysisEngine;
   Engine           engine;
   Engine::Request  request;
   Engine::Geometry geometry;
@@ -107,32 +154,10 @@ FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, 
     const auto          t0 = Clock::now();
     const std::uint64_t k = engine.Analyze(request, backend, 0, 0);
     const auto          t1 = Clock::now();
-    // The caller's outputs, new per call as a user's arrays are (uninitialized, as numpy.empty and ITK's
-    // Allocate()): the label image's fresh pages are part of what a call costs.
-    std::unique_ptr<std::uint32_t[]> labels(new std::uint32_t[request.NumberOfPixels()]);
-    std::vector<std::uint64_t>       pixels;
-    std::vector<double>              size;
-    std::vector<double>              centroid[D];
-    std::vector<std::int64_t>        begin[D], end[D], imageColumn(batchExtent ? k : 0);
-    itk::cca::BasicColumns           c;
-    c.batchStride = batchExtent;
-    c.image = batchExtent ? imageColumn.data() : nullptr;
-    pixels.resize(k);
-    size.resize(k);
-    c.numberOfPixels = pixels.data();
-    c.physicalSize = size.data();
-    for (unsigned d = 0; d < D; ++d)
-    {
-      centroid[d].resize(k);
-      begin[d].resize(k);
-      end[d].resize(k);
-      c.centroid[d] = centroid[d].data();
-      c.boundingBoxBegin[d] = begin[d].data();
-      c.boundingBoxEnd[d] = end[d].data();
-    }
-    engine.WriteBasicColumns(geometry, c);
+    CallOutputs<D>      outputs;
+    outputs.WriteColumns(engine, geometry, k, batchExtent);
     const auto t2 = Clock::now();
-    engine.WriteLabels(labels.get(), itk::cca::ScalarKind::UInt32, 0, 0, false, batchExtent != 0);
+    outputs.WriteLabels(engine, request.NumberOfPixels(), batchExtent != 0);
     const auto t3 = Clock::now();
     objects = k;
     analyze.push_back(Milliseconds(t0, t1));
@@ -220,10 +245,8 @@ RunBatch(const LatencyOptions & o, bool gpu, nlohmann::json & rows)
     nlohmann::json batch = FacadeRow<2>(few, stack, backend, side);
     nlohmann::json whole = FacadeRow<2>(few, stack, backend);
     // The loop: one facade call per image, the engine kept, as a user's loop over slices.
-    using Engine = itk::CudaConnectedComponentAnalysisEngine;
-    Engine                           engine;
-    std::unique_ptr<std::uint32_t[]> labels;
-    const auto                       loop = TimeCalls(few, [&]() {
+    Engine            engine;
+    const auto        loop = TimeCalls(few, [&]() {
       for (unsigned i = 0; i < count; ++i)
       {
         Engine::Request r;
@@ -232,32 +255,18 @@ RunBatch(const LatencyOptions & o, bool gpu, nlohmann::json & rows)
         r.input = stack->GetBufferPointer() + i * perImage;
         r.hostFeatures = false;
         const std::uint64_t k = engine.Analyze(r, backend, 0, 0);
-        labels.reset(new std::uint32_t[perImage]);
-        std::vector<std::uint64_t> pixels(k);
-        std::vector<double>        centroid[2];
-        std::vector<std::int64_t>  begin[2], end[2];
-        itk::cca::BasicColumns     c;
-        c.numberOfPixels = pixels.data();
-        for (unsigned d = 0; d < 2; ++d)
-        {
-          centroid[d].resize(k);
-          begin[d].resize(k);
-          end[d].resize(k);
-          c.centroid[d] = centroid[d].data();
-          c.boundingBoxBegin[d] = begin[d].data();
-          c.boundingBoxEnd[d] = end[d].data();
-        }
-        Engine::Geometry g;
+        Engine::Geometry    g;
         g.size = r.size;
-        engine.WriteBasicColumns(g, c);
-        engine.WriteLabels(labels.get(), itk::cca::ScalarKind::UInt32, 0, 0);
+        CallOutputs<2> outputs;
+        outputs.WriteColumns(engine, g, k, 0);
+        outputs.WriteLabels(engine, perImage, false);
       }
     });
-    const double                     pixels = static_cast<double>(perImage) * count;
-    const std::string                name = backend == Backend::CUDA ? "cuda" : "cpu";
-    const double                     batchMs = batch["median_ms"].get<double>();
-    const double                     wholeMs = whole["median_ms"].get<double>();
-    const double                     loopMs = Quantile(loop, 0.5);
+    const double      pixels = static_cast<double>(perImage) * count;
+    const std::string name = backend == Backend::CUDA ? "cuda" : "cpu";
+    const double      batchMs = batch["median_ms"].get<double>();
+    const double      wholeMs = whole["median_ms"].get<double>();
+    const double      loopMs = Quantile(loop, 0.5);
     std::cout << std::fixed << std::setprecision(3) << "  " << name << ": batch " << batchMs << " ms ("
               << pixels / batchMs / 1e3 << " Mpix/s), one image of the same pixels " << wholeMs << " ms ("
               << pixels / wholeMs / 1e3 << " Mpix/s; the batch at " << std::setprecision(0) << 100 * wholeMs / batchMs
