@@ -15,6 +15,8 @@ set(CCA_ENGINE_SOURCES
 if(CCA_WITH_CUDA)
   list(APPEND CCA_ENGINE_SOURCES
     cuda/itkCCACudaEngine.cu
+    cuda/itkCCACudaEngineSmallImage.cu
+    cuda/itkCCASmallImageAnalysis.cu
     cuda/itkCCACudaDevices.cu
     cuda/itkCCACudaStages.cu
     cuda/itkCCABasicColumns.cu

@@ -95,8 +95,11 @@ CudaEngine::CudaEngine(int deviceId)
   {
     m_Staging.Initialize();
     void * scalars = nullptr;
-    CCA_CUDA_CHECK(cudaMallocHost(&scalars, 2 * sizeof(std::uint32_t)));
+    CCA_CUDA_CHECK(cudaHostAlloc(&scalars, 2 * sizeof(std::uint32_t), cudaHostAllocMapped));
     m_HostScalars = static_cast<std::uint32_t *>(scalars);
+    void * mapped = nullptr;
+    CCA_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, scalars, 0));
+    m_MappedScalars = static_cast<std::uint32_t *>(mapped);
     CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_CallerReady, cudaEventDisableTiming));
   }
   catch (...)
@@ -155,26 +158,32 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
   WaitForCallerStream();
   SetGeometry(request);
-  const int sms = m_Properties.multiProcessorCount;
-
-  // 1. Pixels to the device; foreground bits.
-  m_Bits.Reserve(std::uint64_t{ m_Geometry.numWords } * sizeof(std::uint32_t), "the foreground bitmask");
-  BuildForegroundBits(request, onDevice, m_Pixels, m_Staging, m_Bits.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
-  // 2. Runs.
-  const std::uint32_t numRuns = FindRuns();
-  m_NumberOfComponents = 0;
-  if (numRuns > 0)
+  if (const unsigned blocks = SmallImageBlocks(request, variant))
   {
-    const DeviceRuns runs = MakeDeviceRuns(request, numRuns);
-    // 3. Union-find over runs of neighboring rows.
-    variant.MergeRuns(runs);
-    // 4. Roots numbered in raster order.
-    m_NumberOfComponents = NumberComponents(numRuns);
-    // 5. Labels per run and features per component.
-    MeasureComponents(request, variant, runs);
+    AnalyzeSmallImage(request, onDevice, blocks); // the same stages in two launches, one synchronization
   }
-  CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
-  m_NumberOfRuns = numRuns;
+  else
+  {
+    const int sms = m_Properties.multiProcessorCount;
+    // 1. Pixels to the device; foreground bits.
+    m_Bits.Reserve(std::uint64_t{ m_Geometry.numWords } * sizeof(std::uint32_t), "the foreground bitmask");
+    BuildForegroundBits(request, onDevice, m_Pixels, m_Staging, m_Bits.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
+    // 2. Runs.
+    const std::uint32_t numRuns = FindRuns();
+    m_NumberOfComponents = 0;
+    if (numRuns > 0)
+    {
+      const DeviceRuns runs = MakeDeviceRuns(request, numRuns);
+      // 3. Union-find over runs of neighboring rows.
+      variant.MergeRuns(runs);
+      // 4. Roots numbered in raster order.
+      m_NumberOfComponents = NumberComponents(numRuns);
+      // 5. Labels per run and features per component.
+      MeasureComponents(request, variant, runs);
+    }
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    m_NumberOfRuns = numRuns;
+  }
   m_ShapeSums = request.computeShapeSums;
   m_Analyzed = true;
   // 6. Features to the host, where asked now.
@@ -601,6 +610,7 @@ CudaEngine::WaitForCallerStream()
 void
 CudaEngine::ReleaseHandles()
 {
+  ReleaseGraph();
   if (m_CallerReady)
   {
     cudaEventDestroy(m_CallerReady);

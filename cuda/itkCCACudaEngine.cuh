@@ -97,6 +97,25 @@ private:
   void
   DownloadFeatures();
 
+  // The small-image path (itkCCACudaEngineSmallImage.cu, issue 29): buffers for the most runs the image can
+  // have, the foreground bits and then one cooperative launch for the rest (itkCCASmallImageAnalysis.cuh),
+  // one synchronization; the two launches replayed as a CUDA graph once the same analysis comes twice in a row.
+  /** The blocks of the small-image launch for this request, or 0 where it takes the general path. */
+  unsigned
+  SmallImageBlocks(const Request & request, const FeatureVariant & variant);
+  void
+  AnalyzeSmallImage(const Request & request, bool onDevice, unsigned blocks);
+  void
+  EnqueueSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks, std::uint32_t capacity);
+  /** Those launches as a graph, or nullptr where the capture or the instantiation fails. */
+  cudaGraphExec_t
+  CaptureSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks, std::uint32_t capacity);
+  /** What the small-image launches depend on: sizes, kinds, options and every buffer's address. */
+  std::vector<std::uint64_t>
+  SmallImageGraphKey(const Request & request, unsigned blocks, std::uint32_t capacity) const;
+  void
+  ReleaseGraph();
+
   FeatureVariant &
   Variant(FeatureAlgorithm algorithm);
   void
@@ -117,9 +136,10 @@ private:
   cudaDeviceProp                                 m_Properties{};
   cudaStream_t                                   m_Stream = nullptr;
   PinnedStaging                                  m_Staging;
-  std::uint32_t *                                m_HostScalars = nullptr;
-  cudaEvent_t                                    m_CallerReady = nullptr;  ///< Request::stream's work done
-  void *                                         m_CallerStream = nullptr; ///< the last device request's stream
+  std::uint32_t *                                m_HostScalars = nullptr;   ///< pinned and mapped
+  std::uint32_t *                                m_MappedScalars = nullptr; ///< the same, as the device sees it
+  cudaEvent_t                                    m_CallerReady = nullptr;   ///< Request::stream's work done
+  void *                                         m_CallerStream = nullptr;  ///< the last device request's stream
   mutable std::mutex                             m_FeaturesMutex;
   std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
 
@@ -131,6 +151,10 @@ private:
   const std::uint64_t *      m_UploadedNewIndex = nullptr; ///< host table now in m_NewIndex (this analysis)
   std::uint32_t              m_NumberOfRuns = 0;
   std::uint64_t              m_NumberOfComponents = 0;
+  std::array<int, 3>         m_SmallImageMaxBlocks{ { -1, -1, -1 } }; ///< per kernel instance; -1: not asked yet
+  cudaGraphExec_t            m_Graph = nullptr;                       ///< the small-image analysis of m_GraphKey
+  std::vector<std::uint64_t> m_GraphKey, m_PreviousSmallImageKey;
+  bool                       m_GraphsUnavailable = false; ///< a capture failed once: launches only
   std::vector<ComponentSums> m_Features;
   bool                       m_FeaturesOnHost = false;
   bool                       m_ShapeSums = false; ///< the last analysis accumulated the shape sums

@@ -37,6 +37,43 @@ namespace cca
 namespace cuda
 {
 
+namespace
+{
+// The passes of itkCCAFlslSegments.cuh and itkCCARelabel.cuh as kernels of their own.
+__global__ void
+CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __restrict__ startCounts,
+                     DeviceGeometry g)
+{
+  CountRunStartsPass(bits, startCounts, g);
+}
+
+__global__ void
+EmitRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
+               std::uint32_t * __restrict__ runBegin, std::uint32_t * __restrict__ runEnd,
+               std::uint32_t * __restrict__ runRow, std::uint32_t * __restrict__ parent, DeviceGeometry g)
+{
+  EmitRunsPass(bits, firstRun, runBegin, runEnd, runRow, parent, g);
+}
+
+__global__ void
+FlattenAndMarkRootsKernel(std::uint32_t * parent, std::uint32_t * isRoot, std::uint32_t numRuns)
+{
+  FlattenAndMarkRootsPass(parent, isRoot, numRuns);
+}
+
+/** parent[run] (its root after flattening) becomes its component's label. */
+__global__ void
+LabelRunsKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel,
+                std::uint32_t numRuns)
+{
+  for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
+       run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+  {
+    parentToLabel[run] = rootLabel[parentToLabel[run]];
+  }
+}
+} // namespace
+
 void
 BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixels, PinnedStaging & staging,
                     std::uint32_t * bits, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)

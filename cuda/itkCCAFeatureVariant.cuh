@@ -76,6 +76,14 @@ public:
     return 0;
   }
 
+  /** Whether the engine may analyze a small image in one launch (itkCCASmallImageAnalysis.cuh), whose
+   * features are this variant's. */
+  virtual bool
+  AnalyzesSmallImagesInOneLaunch() const
+  {
+    return false;
+  }
+
   /** Whether the variant writes every bounding box itself (else the engine initializes them for min/max). */
   virtual bool
   WritesBoundingBoxes() const

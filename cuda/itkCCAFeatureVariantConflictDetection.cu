@@ -33,6 +33,28 @@ namespace cuda
 namespace
 {
 
+// The passes of itkCCAFlslFeaturesCD.cuh as kernels of their own.
+/** LabelRunsAndVoteFeaturesPass() as a kernel of its own (the passes: itkCCAFlslSegments.cuh). */
+template <bool WithShape>
+__global__ void
+LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel,
+                               const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
+                               const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
+                               DeviceFeatures features)
+{
+  LabelRunsAndVoteFeaturesPass<WithShape>(parentToLabel, rootLabel, runBegin, runEnd, runRow, numRuns, g, features);
+}
+
+__global__ void
+CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel, const std::uint32_t * __restrict__ firstRun,
+                               const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
+                               const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
+                               DeviceFeatures features)
+{
+  CountPerimeterInterceptsPass(runLabel, firstRun, runBegin, runEnd, runRow, numRuns, g, features);
+}
+
+
 class ConflictDetectionVariant final : public FeatureVariant
 {
 public:
@@ -40,6 +62,12 @@ public:
   ComputesShapeSums() const override
   {
     return true;
+  }
+
+  bool
+  AnalyzesSmallImagesInOneLaunch() const override
+  {
+    return true; // the small-image kernel votes as this variant does (LabelRunsAndVoteFeaturesPass)
   }
 
   void

@@ -35,11 +35,10 @@ namespace cuda
  * run's features into that component. With `WithShape`, also the second-moment and border sums that
  * ITK's shape attributes derive from (ShapeLabelMapFilter::ThreadedProcessLabelObject's per-line terms). */
 template <bool WithShape>
-__global__ void
-LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel,
-                               const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
-                               const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
-                               DeviceFeatures features)
+__device__ __forceinline__ void
+LabelRunsAndVoteFeaturesPass(std::uint32_t * parentToLabel, const std::uint32_t * rootLabel,
+                             const std::uint32_t * runBegin, const std::uint32_t * runEnd, const std::uint32_t * runRow,
+                             std::uint32_t numRuns, const DeviceGeometry & g, const DeviceFeatures & features)
 {
   constexpr int  NumSums = WithShape ? SumIntercepts0 : SumProducts0;
   const unsigned lane = threadIdx.x & 31u;
@@ -63,16 +62,16 @@ LabelRunsAndVoteFeaturesKernel(std::uint32_t * __restrict__ parentToLabel, const
   }
 }
 
+
 /** Perimeter intercepts (ITK's ShapeLabelMapFilter::ComputePerimeter): per run, its two x-neighbors
  * and, for every neighbor row, the pixels whose vertical and diagonal neighbors are not in the same
  * component, found by walking that row's runs of the same label. Runs of a row are contiguous ids
  * sorted by x, so the first candidate is found by binary search. Needs the labels (run it after
  * LabelRunsAndVoteFeaturesKernel). */
-__global__ void
-CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel, const std::uint32_t * __restrict__ firstRun,
-                               const std::uint32_t * __restrict__ runBegin, const std::uint32_t * __restrict__ runEnd,
-                               const std::uint32_t * __restrict__ runRow, std::uint32_t numRuns, DeviceGeometry g,
-                               DeviceFeatures features)
+__device__ __forceinline__ void
+CountPerimeterInterceptsPass(const std::uint32_t * runLabel, const std::uint32_t * firstRun,
+                             const std::uint32_t * runBegin, const std::uint32_t * runEnd, const std::uint32_t * runRow,
+                             std::uint32_t numRuns, const DeviceGeometry & g, const DeviceFeatures & features)
 {
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t warpBase = GlobalWarpId() * 32u; warpBase < numRuns; warpBase += WarpCount() * 32u)
@@ -152,6 +151,7 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel, cons
     }
   }
 }
+
 
 } // namespace cuda
 } // namespace cca

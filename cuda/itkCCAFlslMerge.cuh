@@ -56,11 +56,12 @@ struct PlainUnite
   }
 };
 
-/** `unite` merges two runs' sets: PlainUnite, or a variant that also moves features (on-the-fly merge). */
+/** `unite` merges two runs' sets: PlainUnite, or a variant that also moves features (on-the-fly merge). The
+ * pass as a device function (see itkCCAFlslSegments.cuh), and MergeRunsKernel below. */
 template <typename TUnite>
-__global__ void
-MergeRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
-                std::uint32_t * parent, DeviceGeometry g, NeighborRows neighbors, TUnite unite)
+__device__ __forceinline__ void
+MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * parent,
+              const DeviceGeometry & g, const NeighborRows & neighbors, const TUnite & unite)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
@@ -123,6 +124,14 @@ MergeRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * _
       }
     }
   }
+}
+
+template <typename TUnite>
+__global__ void
+MergeRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
+                std::uint32_t * parent, DeviceGeometry g, NeighborRows neighbors, TUnite unite)
+{
+  MergeRunsPass(bits, firstRun, parent, g, neighbors, unite);
 }
 
 } // namespace cuda

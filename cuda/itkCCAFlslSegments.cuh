@@ -122,10 +122,16 @@ ApplyMaskKernel(const TMask * __restrict__ mask, std::uint32_t * __restrict__ bi
   }
 }
 
+// Each pass below (and those of itkCCAFlslMerge.cuh, itkCCARelabel.cuh, itkCCAFlslFeaturesCD.cuh) is a
+// grid-stride loop as a device function, so that a kernel of its own (in the .cu file that launches it) and
+// the small-image kernel (itkCCASmallImageAnalysis.cu, one cooperative launch for all passes) run the same
+// code. The passes take plain pointers: the small-image kernel reads what an earlier pass of the same launch
+// wrote, which __restrict__ would let the compiler read through the non-coherent cache; the separate kernels'
+// own __restrict__ parameters keep that cache for them.
+
 /** startCounts[word] = number of runs starting in the word (scanned afterwards into run ids). */
-__global__ void
-CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __restrict__ startCounts,
-                     DeviceGeometry g)
+__device__ __forceinline__ void
+CountRunStartsPass(const std::uint32_t * bits, std::uint32_t * startCounts, const DeviceGeometry & g)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
@@ -136,13 +142,13 @@ CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __
   }
 }
 
+
 /** Compress-stores every run: [runBegin, runEnd) in x, its row, and a union-find parent set to itself.
  * A word's first start gets id firstRun[word]; a word's first end belongs to the run still open at
  * the word's start if there is one (pixels just before and at the word's start both foreground). */
-__global__ void
-EmitRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
-               std::uint32_t * __restrict__ runBegin, std::uint32_t * __restrict__ runEnd,
-               std::uint32_t * __restrict__ runRow, std::uint32_t * __restrict__ parent, DeviceGeometry g)
+__device__ __forceinline__ void
+EmitRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * runBegin,
+             std::uint32_t * runEnd, std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
@@ -166,6 +172,7 @@ EmitRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __
     }
   }
 }
+
 
 } // namespace cuda
 } // namespace cca

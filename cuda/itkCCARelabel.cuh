@@ -31,9 +31,9 @@ namespace cca
 namespace cuda
 {
 
-/** Path compression to the root and a 1 for each root (the scan input). */
-__global__ void
-FlattenAndMarkRootsKernel(std::uint32_t * parent, std::uint32_t * isRoot, std::uint32_t numRuns)
+/** Path compression to the root and a 1 for each root (the scan input). A pass (itkCCAFlslSegments.cuh). */
+__device__ __forceinline__ void
+FlattenAndMarkRootsPass(std::uint32_t * parent, std::uint32_t * isRoot, std::uint32_t numRuns)
 {
   for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
        run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
@@ -49,17 +49,6 @@ FlattenAndMarkRootsKernel(std::uint32_t * parent, std::uint32_t * isRoot, std::u
   }
 }
 
-/** parent[run] (its root after flattening) becomes its component's label. */
-__global__ void
-LabelRunsKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t * __restrict__ rootLabel,
-                std::uint32_t numRuns)
-{
-  for (std::uint64_t run = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; run < numRuns;
-       run += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
-  {
-    parentToLabel[run] = rootLabel[parentToLabel[run]];
-  }
-}
 
 } // namespace cuda
 } // namespace cca
