@@ -143,6 +143,8 @@ std::uint64_t
 CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
 {
   m_Analyzed = false;
+  m_LabelsOnHost = false;
+  m_SumsOnHost = false;
   m_FeaturesOnHost = false;
   m_Features.clear();
   m_UploadedNewIndex = nullptr;
@@ -398,6 +400,10 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   {
     throw Error("WriteBasicColumns() called before a successful Analyze()");
   }
+  if (WriteBasicColumnsFromHost(geometry, columns, newIndex))
+  {
+    return;
+  }
   const DeviceScope          scope(m_DeviceId);
   const std::uint64_t        k = m_NumberOfComponents;
   const unsigned long long * table = DeviceNewIndexTable(newIndex);
@@ -457,6 +463,10 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   if (!output.data)
   {
     throw Error("WriteLabels() needs an output buffer");
+  }
+  if (m_Analyzed && WriteLabelsFromHost(output))
+  {
+    return;
   }
   const DeviceScope scope(m_DeviceId);
   if (output.onDevice)
@@ -611,6 +621,11 @@ void
 CudaEngine::ReleaseHandles()
 {
   ReleaseGraph();
+  if (m_OutputsOnHost)
+  {
+    cudaFreeHost(m_OutputsOnHost);
+    m_OutputsOnHost = nullptr;
+  }
   if (m_CallerReady)
   {
     cudaEventDestroy(m_CallerReady);

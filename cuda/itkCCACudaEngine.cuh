@@ -115,6 +115,13 @@ private:
   SmallImageGraphKey(const Request & request, unsigned blocks, std::uint32_t capacity) const;
   void
   ReleaseGraph();
+  /** WriteLabels() and WriteBasicColumns() from what the small-image kernel wrote into host-mapped memory,
+   * where it did and the output is what it wrote; false: the general way. */
+  bool
+  WriteLabelsFromHost(const LabelOutput & output);
+  bool
+  WriteBasicColumnsFromHost(const BasicGeometry & geometry, const BasicColumns & columns,
+                            const std::uint64_t * newIndex);
 
   FeatureVariant &
   Variant(FeatureAlgorithm algorithm);
@@ -153,6 +160,10 @@ private:
   std::uint64_t              m_NumberOfComponents = 0;
   std::array<int, 3>         m_SmallImageMaxBlocks{ { -1, -1, -1 } }; ///< per kernel instance; -1: not asked yet
   cudaGraphExec_t            m_Graph = nullptr;                       ///< the small-image analysis of m_GraphKey
+  void *                     m_OutputsOnHost = nullptr; ///< pinned, mapped: the small-image kernel's outputs
+  void *                     m_MappedOutputs = nullptr; ///< the same, as the device sees it
+  bool                       m_LabelsOnHost = false;    ///< this analysis's labels (uint32, 1 .. K) are there
+  bool                       m_SumsOnHost = false;      ///< and its basic sums
   std::vector<std::uint64_t> m_GraphKey, m_PreviousSmallImageKey;
   bool                       m_GraphsUnavailable = false; ///< a capture failed once: launches only
   std::vector<ComponentSums> m_Features;

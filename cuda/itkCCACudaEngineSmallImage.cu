@@ -25,10 +25,12 @@
 
 #include "itkCCACudaEngine.cuh"
 
+#include "itkCCABasicAttributes.h"
 #include "itkCCACudaStages.cuh"
 #include "itkCCASmallImageAnalysis.cuh"
 
 #include <algorithm>
+#include <cstring>
 
 namespace itk
 {
@@ -48,6 +50,19 @@ constexpr std::uint64_t SmallImageMaxPixels = std::uint64_t{ 1 } << 18;
  * 16 pixels per thread was the fastest of 16, 64 and 256 at 256^2 and 512^2, where each grid-wide barrier
  * costs about 2 us. */
 constexpr std::uint64_t SmallImagePixelsPerBlock = std::uint64_t{ 16 } * BlockSize;
+/** Up to this many pixels the kernel also writes the label image (uint32, as the Python package and most
+ * callers ask for it) into host-mapped memory, and the basic sums of up to SmallImageRowsToHost components:
+ * the call's outputs then cost a memcpy each instead of a launch, a copy and a synchronization (about 20 us
+ * each on the H100). Beyond, the writes over the bus would cost more than that round trip. A host image of
+ * up to this many pixels is read by the foreground kernel from mapped memory too, without a copy to the
+ * device (a memcpy into the mapped buffer, no DMA, no event). */
+constexpr std::uint64_t SmallImageOutputsToHostMaxPixels = std::uint64_t{ 1 } << 16;
+constexpr std::uint32_t SmallImageRowsToHost = 4096;
+constexpr std::size_t   LabelsToHostBytes = SmallImageOutputsToHostMaxPixels * sizeof(std::uint32_t);
+constexpr std::size_t SumsToHostBytes = std::size_t{ SmallImageRowsToHost } * SumProducts0 * sizeof(unsigned long long);
+constexpr std::size_t BoxesToHostBytes = std::size_t{ SmallImageRowsToHost } * 6 * sizeof(std::uint32_t);
+constexpr std::size_t InputFromHostOffset = LabelsToHostBytes + SumsToHostBytes + BoxesToHostBytes;
+constexpr std::size_t InputFromHostBytes = SmallImageOutputsToHostMaxPixels * sizeof(double); // the widest pixel
 } // namespace
 
 unsigned
@@ -87,18 +102,36 @@ CudaEngine::AnalyzeSmallImage(const Request & request, bool onDevice, unsigned b
   m_ScanTemp.Reserve(std::uint64_t{ blocks } * sizeof(std::uint32_t), "scan workspace");
   m_FeatureSums.Reserve(std::uint64_t{ capacity } * numSums * sizeof(unsigned long long), "component features");
   m_FeatureBoxes.Reserve(std::uint64_t{ capacity } * 6 * sizeof(std::uint32_t), "component features");
+  const bool outputsToHost = request.NumberOfPixels() <= SmallImageOutputsToHostMaxPixels;
+  if (outputsToHost && !m_OutputsOnHost)
+  {
+    void * host = nullptr;
+    CCA_CUDA_CHECK(cudaHostAlloc(&host, InputFromHostOffset + InputFromHostBytes, cudaHostAllocMapped));
+    m_OutputsOnHost = host;
+    CCA_CUDA_CHECK(cudaHostGetDevicePointer(&m_MappedOutputs, host, 0));
+  }
 
-  // A host image is uploaded before the launches (a host copy cannot be part of the graph); with a mask the
-  // two take turns in one pixel buffer, so that case is launched as it comes, without a graph.
+  // A host image is copied before the launches (a host copy cannot be part of the graph): into the mapped
+  // buffer, or uploaded. With a mask the two take turns in one pixel buffer, so that case is launched as it
+  // comes, without a graph.
   Request    deviceRequest = request;
   bool       inputOnDevice = onDevice;
   const bool graphable = request.mask == nullptr && !m_GraphsUnavailable;
   if (!onDevice && graphable)
   {
     const std::size_t inputBytes = request.NumberOfPixels() * ScalarKindSize(request.inputKind);
-    m_Pixels.Reserve(inputBytes, "the input image");
-    m_Staging.ToDevice(m_Pixels.As<void>(), request.input, inputBytes, m_Stream);
-    deviceRequest.input = m_Pixels.As<void>();
+    if (outputsToHost)
+    {
+      // The last analysis has finished (it synchronized), so nothing reads the buffer any more.
+      std::memcpy(static_cast<char *>(m_OutputsOnHost) + InputFromHostOffset, request.input, inputBytes);
+      deviceRequest.input = static_cast<char *>(m_MappedOutputs) + InputFromHostOffset;
+    }
+    else
+    {
+      m_Pixels.Reserve(inputBytes, "the input image");
+      m_Staging.ToDevice(m_Pixels.As<void>(), request.input, inputBytes, m_Stream);
+      deviceRequest.input = m_Pixels.As<void>();
+    }
     inputOnDevice = true;
   }
 
@@ -137,6 +170,8 @@ CudaEngine::AnalyzeSmallImage(const Request & request, bool onDevice, unsigned b
   CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
   m_NumberOfRuns = m_HostScalars[0]; // written by the kernel into mapped memory
   m_NumberOfComponents = m_HostScalars[1];
+  m_LabelsOnHost = outputsToHost;
+  m_SumsOnHost = outputsToHost && m_NumberOfComponents <= SmallImageRowsToHost;
 }
 
 void
@@ -165,6 +200,13 @@ CudaEngine::EnqueueSmallImageAnalysis(const Request & request, bool inputOnDevic
   a.counts = m_MappedScalars;
   a.geometry = m_Geometry;
   a.neighbors = MakeDeviceRuns(request, capacity).neighbors;
+  const bool outputsToHost = request.NumberOfPixels() <= SmallImageOutputsToHostMaxPixels;
+  char *     mapped = static_cast<char *>(m_MappedOutputs);
+  a.labelsToHost = outputsToHost ? reinterpret_cast<std::uint32_t *>(mapped) : nullptr;
+  a.sumsToHost = outputsToHost ? reinterpret_cast<unsigned long long *>(mapped + LabelsToHostBytes) : nullptr;
+  a.boxesToHost =
+    outputsToHost ? reinterpret_cast<std::uint32_t *>(mapped + LabelsToHostBytes + SumsToHostBytes) : nullptr;
+  a.rowsToHost = SmallImageRowsToHost;
   LaunchSmallImageAnalysis(a, request.computeShapeSums, request.computePerimeter, blocks, m_Stream);
 }
 
@@ -227,7 +269,8 @@ CudaEngine::SmallImageGraphKey(const Request & request, unsigned blocks, std::ui
            address(m_RootLabel.As<void>()),
            address(m_ScanTemp.As<void>()),
            address(m_FeatureSums.As<void>()),
-           address(m_FeatureBoxes.As<void>()) };
+           address(m_FeatureBoxes.As<void>()),
+           address(m_MappedOutputs) };
 }
 
 void
@@ -239,6 +282,54 @@ CudaEngine::ReleaseGraph()
     m_Graph = nullptr;
   }
   m_GraphKey.clear();
+}
+
+bool
+CudaEngine::WriteLabelsFromHost(const LabelOutput & output)
+{
+  if (!m_LabelsOnHost || output.onDevice || output.kind != ScalarKind::UInt32 || output.backgroundBits != 0 ||
+      output.skipValue != 0 || output.newIndex != nullptr)
+  {
+    return false;
+  }
+  std::memcpy(
+    output.data, m_OutputsOnHost, std::uint64_t{ m_Geometry.width } * m_Geometry.numRows * sizeof(std::uint32_t));
+  return true;
+}
+
+bool
+CudaEngine::WriteBasicColumnsFromHost(const BasicGeometry & geometry, const BasicColumns & columns,
+                                      const std::uint64_t * newIndex)
+{
+  if (!m_SumsOnHost || columns.onDevice)
+  {
+    return false;
+  }
+  // At most SmallImageRowsToHost rows: on this thread, with the arithmetic of the GPU's column kernel.
+  const std::uint64_t              k = m_NumberOfComponents;
+  const char *                     base = static_cast<const char *>(m_OutputsOnHost) + LabelsToHostBytes;
+  const unsigned long long * const sums = reinterpret_cast<const unsigned long long *>(base);
+  const std::uint32_t * const      boxes = reinterpret_cast<const std::uint32_t *>(base + SumsToHostBytes);
+  for (std::uint64_t i = 0; i < k; ++i)
+  {
+    const std::uint64_t row = newIndex ? newIndex[i] : i;
+    if (row == UINT64_MAX)
+    {
+      continue;
+    }
+    std::uint64_t indexSum[MaxDimension];
+    std::uint32_t boxMin[MaxDimension];
+    std::uint32_t boxMax[MaxDimension];
+    for (unsigned d = 0; d < MaxDimension; ++d)
+    {
+      indexSum[d] = sums[(SumIndex0 + d) * k + i];
+      boxMin[d] = boxes[d * k + i];
+      boxMax[d] = boxes[(3 + d) * k + i];
+    }
+    WriteBasicRow(
+      geometry, columns, row, static_cast<std::uint64_t>(sums[SumPixels * k + i]), indexSum, boxMin, boxMax);
+  }
+  return true;
 }
 
 } // namespace cuda

@@ -72,6 +72,14 @@ LabelRunsKernel(std::uint32_t * __restrict__ parentToLabel, const std::uint32_t 
     parentToLabel[run] = rootLabel[parentToLabel[run]];
   }
 }
+template <typename TOutput>
+__global__ void
+WriteLabelsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
+                  const std::uint32_t * __restrict__ runLabel, const unsigned long long * __restrict__ newIndex,
+                  TOutput * __restrict__ output, TOutput background, unsigned long long skipValue, DeviceGeometry g)
+{
+  WriteLabelsPass(bits, firstRun, runLabel, newIndex, output, background, skipValue, g);
+}
 } // namespace
 
 void

@@ -30,11 +30,12 @@ namespace cca
 namespace cuda
 {
 
+/** A pass (itkCCAFlslSegments.cuh): its kernel is in itkCCACudaStages.cu; the small-image kernel runs it too. */
 template <typename TOutput>
-__global__ void
-WriteLabelsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
-                  const std::uint32_t * __restrict__ runLabel, const unsigned long long * __restrict__ newIndex,
-                  TOutput * __restrict__ output, TOutput background, unsigned long long skipValue, DeviceGeometry g)
+__device__ __forceinline__ void
+WriteLabelsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, const std::uint32_t * runLabel,
+                const unsigned long long * newIndex, TOutput * output, TOutput background, unsigned long long skipValue,
+                const DeviceGeometry & g)
 {
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())

@@ -24,6 +24,7 @@
 #include "itkCCADeviceBuffer.cuh"
 #include "itkCCAFlslFeaturesCD.cuh"
 #include "itkCCAFlslSegments.cuh"
+#include "itkCCALabelWriter.cuh"
 #include "itkCCARelabel.cuh"
 
 #include <cooperative_groups.h>
@@ -183,6 +184,33 @@ __launch_bounds__(BlockSize) AnalyzeSmallImageKernel(SmallImageAnalysis a)
   {
     Barrier(grid); // the intercepts compare neighboring runs' labels
     CountPerimeterInterceptsPass(a.parent, a.firstRun, a.runBegin, a.runEnd, a.runRow, numRuns, g, f);
+  }
+  const bool sumsToHost = a.sumsToHost != nullptr && k <= a.rowsToHost;
+  if (a.labelsToHost != nullptr || sumsToHost)
+  {
+    Barrier(grid); // the runs' labels and the sums are final
+  }
+  if (a.labelsToHost != nullptr)
+  {
+    WriteLabelsPass<std::uint32_t>(a.bits, a.firstRun, a.parent, nullptr, a.labelsToHost, 0u, 0ull, g);
+  }
+  if (sumsToHost)
+  {
+    for (std::uint64_t i = blockIdx.x * std::uint64_t{ blockDim.x } + threadIdx.x; i < k;
+         i += std::uint64_t{ gridDim.x } * blockDim.x)
+    {
+#pragma unroll
+      for (int s = SumPixels; s < SumProducts0; ++s)
+      {
+        a.sumsToHost[s * std::uint64_t{ k } + i] = f.sums[s * std::uint64_t{ k } + i];
+      }
+#pragma unroll
+      for (int d = 0; d < 3; ++d)
+      {
+        a.boxesToHost[d * std::uint64_t{ k } + i] = f.boundingBoxMin[d][i];
+        a.boxesToHost[(3 + d) * std::uint64_t{ k } + i] = f.boundingBoxMax[d][i];
+      }
+    }
   }
   if (blockIdx.x == 0 && threadIdx.x == 0)
   {

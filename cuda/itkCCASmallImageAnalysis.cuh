@@ -21,7 +21,8 @@
 // The analysis of a small image in one cooperative launch (issue 29): from the foreground bits to labelled runs
 // and FLSL+CD features, the passes of the separate kernels (runs, scan, merge, numbering, features) run one
 // after the other inside one grid, separated by grid-wide barriers. The run and component counts never leave
-// the device between passes; the kernel writes them to host-mapped memory at the end. A 64^2 image's whole
+// the device between passes; the kernel writes them to host-mapped memory at the end, and on request the label
+// image and the basic sums too (then nothing else crosses the bus for the usual outputs). A 64^2 image's whole
 // work takes a few microseconds of GPU time, so a dozen launches, two scans' launches and two round trips to
 // the host were most of its time.
 
@@ -50,8 +51,14 @@ struct SmallImageAnalysis
   unsigned long long *  sums;        ///< numSums blocks of K counters (K known on the device only)
   std::uint32_t *       boxes;       ///< 6 blocks of K: min then max
   std::uint32_t *       counts;      ///< device pointer to host-mapped memory: runs, components
-  DeviceGeometry        geometry;
-  NeighborRows          neighbors;
+  // Outputs written straight into host-mapped memory at the end (nullptr: not wanted), so that a small image's
+  // usual outputs need no further launch, copy or synchronization (CudaEngine::AnalyzeSmallImage()).
+  std::uint32_t *      labelsToHost; ///< the label image as uint32, background 0, components 1 .. K
+  unsigned long long * sumsToHost;   ///< where K <= rowsToHost: pixels and index sums, 4 blocks of K
+  std::uint32_t *      boxesToHost;  ///< and the bounding boxes, 6 blocks of K (min, then max)
+  std::uint32_t        rowsToHost;
+  DeviceGeometry       geometry;
+  NeighborRows         neighbors;
 };
 
 /** Blocks of BlockSize threads that can all be resident at once for this kernel instance on the current
