@@ -40,9 +40,11 @@ function(cca_engine_target target)
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(${target} PRIVATE Threads::Threads)
   # No fused multiply-adds on the host either (GCC fuses a*b+c by default in GNU mode where the target has FMA):
-  # the shape attributes match ITK's bits, and the basic columns the device's (itkCCABasicAttributes.h).
+  # the shape attributes match ITK's bits, and the basic columns the device's (itkCCABasicAttributes.h), also
+  # where the host code of a .cu file computes them (the small-image path's columns).
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-ffp-contract=off>
+                                             $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-ffp-contract=off>)
   endif()
   if(CCA_WITH_CUDA)
     target_compile_definitions(${target} PRIVATE CCA_WITH_CUDA=1)

@@ -160,11 +160,9 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
   WaitForCallerStream();
   SetGeometry(request);
-  if (const unsigned blocks = SmallImageBlocks(request, variant))
-  {
-    AnalyzeSmallImage(request, onDevice, blocks); // the same stages in two launches, one synchronization
-  }
-  else
+  const unsigned blocks = SmallImageBlocks(request, variant);
+  // The same stages in two launches and one synchronization, where the image is small and the device takes it.
+  if (blocks == 0 || !AnalyzeSmallImage(request, onDevice, blocks))
   {
     const int sms = m_Properties.multiProcessorCount;
     // 1. Pixels to the device; foreground bits.

@@ -103,16 +103,21 @@ private:
   /** The blocks of the small-image launch for this request, or 0 where it takes the general path. */
   unsigned
   SmallImageBlocks(const Request & request, const FeatureVariant & variant);
-  void
+  /** false where the device refuses the cooperative launch: nothing was analyzed, the general path must. */
+  bool
   AnalyzeSmallImage(const Request & request, bool onDevice, unsigned blocks);
-  void
-  EnqueueSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks, std::uint32_t capacity);
+  /** false where the device refuses the cooperative launch. `outputsToHost`: the label image and the basic sums
+   * into the mapped buffer too. */
+  bool
+  EnqueueSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks, std::uint32_t capacity,
+                            bool outputsToHost);
   /** Those launches as a graph, or nullptr where the capture or the instantiation fails. */
   cudaGraphExec_t
-  CaptureSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks, std::uint32_t capacity);
+  CaptureSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks, std::uint32_t capacity,
+                            bool outputsToHost);
   /** What the small-image launches depend on: sizes, kinds, options and every buffer's address. */
   std::vector<std::uint64_t>
-  SmallImageGraphKey(const Request & request, unsigned blocks, std::uint32_t capacity) const;
+  SmallImageGraphKey(const Request & request, unsigned blocks, std::uint32_t capacity, bool outputsToHost) const;
   void
   ReleaseGraph();
   /** WriteLabels() and WriteBasicColumns() from what the small-image kernel wrote into host-mapped memory,

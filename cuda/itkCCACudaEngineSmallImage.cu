@@ -41,9 +41,9 @@ namespace cuda
 
 namespace
 {
-/** Up to this many pixels an image takes the small-image path: its worst-case buffers stay a few MB (at most
- * 2^17 runs: 2.6 MB of runs, 4 MB of basic sums, 22 MB with the LabelMap's sums), and the counts' round trips
- * are a large share of its time. */
+/** Up to this many pixels an image takes the small-image path: its worst-case buffers stay a few tens of MB (at
+ * most 2^18 runs, for an image one pixel wide, 2^17 for a square one: 2.6 MB of runs, 4 MB of basic sums, 22 MB
+ * with the LabelMap's sums), and the counts' round trips are a large share of its time. */
 constexpr std::uint64_t SmallImageMaxPixels = std::uint64_t{ 1 } << 18;
 /** Pixels per block of the small-image launch (64^2: one block, whose barriers are block barriers; 512^2: 64).
  * Measured on the H100 (docs/performance.md): one block's kernel takes 1 us at 64^2 but 150 us at 256^2, and
@@ -84,7 +84,7 @@ CudaEngine::SmallImageBlocks(const Request & request, const FeatureVariant & var
   return static_cast<unsigned>(std::min<std::uint64_t>(std::max<std::uint64_t>(wanted, 1), maxBlocks));
 }
 
-void
+bool
 CudaEngine::AnalyzeSmallImage(const Request & request, bool onDevice, unsigned blocks)
 {
   const DeviceGeometry & g = m_Geometry;
@@ -102,13 +102,21 @@ CudaEngine::AnalyzeSmallImage(const Request & request, bool onDevice, unsigned b
   m_ScanTemp.Reserve(std::uint64_t{ blocks } * sizeof(std::uint32_t), "scan workspace");
   m_FeatureSums.Reserve(std::uint64_t{ capacity } * numSums * sizeof(unsigned long long), "component features");
   m_FeatureBoxes.Reserve(std::uint64_t{ capacity } * 6 * sizeof(std::uint32_t), "component features");
-  const bool outputsToHost = request.NumberOfPixels() <= SmallImageOutputsToHostMaxPixels;
+  // Host images only: a device array's caller wants its outputs on the device.
+  const bool outputsToHost = !onDevice && request.NumberOfPixels() <= SmallImageOutputsToHostMaxPixels;
   if (outputsToHost && !m_OutputsOnHost)
   {
     void * host = nullptr;
     CCA_CUDA_CHECK(cudaHostAlloc(&host, InputFromHostOffset + InputFromHostBytes, cudaHostAllocMapped));
+    void *            mapped = nullptr;
+    const cudaError_t status = cudaHostGetDevicePointer(&mapped, host, 0);
+    if (status != cudaSuccess)
+    {
+      cudaFreeHost(host);
+      CCA_CUDA_CHECK(status);
+    }
     m_OutputsOnHost = host;
-    CCA_CUDA_CHECK(cudaHostGetDevicePointer(&m_MappedOutputs, host, 0));
+    m_MappedOutputs = mapped;
   }
 
   // A host image is copied before the launches (a host copy cannot be part of the graph): into the mapped
@@ -117,7 +125,7 @@ CudaEngine::AnalyzeSmallImage(const Request & request, bool onDevice, unsigned b
   Request    deviceRequest = request;
   bool       inputOnDevice = onDevice;
   const bool graphable = request.mask == nullptr && !m_GraphsUnavailable;
-  if (!onDevice && graphable)
+  if (!onDevice && request.mask == nullptr)
   {
     const std::size_t inputBytes = request.NumberOfPixels() * ScalarKindSize(request.inputKind);
     if (outputsToHost)
@@ -138,33 +146,45 @@ CudaEngine::AnalyzeSmallImage(const Request & request, bool onDevice, unsigned b
   std::vector<std::uint64_t> key;
   if (graphable)
   {
-    key = SmallImageGraphKey(deviceRequest, blocks, capacity);
+    key = SmallImageGraphKey(deviceRequest, blocks, capacity, outputsToHost);
   }
+  // A graph that fails to launch, or to be made, launches nothing: the launches then go as they come, now and
+  // from then on (graphs are an optimization, never a reason to fail).
+  bool launched = false;
   if (graphable && m_Graph && key == m_GraphKey)
   {
-    CCA_CUDA_CHECK(cudaGraphLaunch(m_Graph, m_Stream));
+    launched = cudaGraphLaunch(m_Graph, m_Stream) == cudaSuccess;
+    if (!launched)
+    {
+      cudaGetLastError();
+      ReleaseGraph();
+      m_GraphsUnavailable = true;
+    }
   }
   else if (graphable && key == m_PreviousSmallImageKey)
   {
     // The same analysis twice in a row: worth a graph (instantiating one costs a few calls' launches).
     ReleaseGraph();
-    cudaGraphExec_t exec = CaptureSmallImageAnalysis(deviceRequest, inputOnDevice, blocks, capacity);
-    if (exec)
+    m_Graph = CaptureSmallImageAnalysis(deviceRequest, inputOnDevice, blocks, capacity, outputsToHost);
+    launched = m_Graph != nullptr && cudaGraphLaunch(m_Graph, m_Stream) == cudaSuccess;
+    if (launched)
     {
-      m_Graph = exec;
       m_GraphKey = key;
-      CCA_CUDA_CHECK(cudaGraphLaunch(m_Graph, m_Stream));
     }
     else
     {
-      // The captured launches never ran, so nothing is lost: they are launched as they come, now and later.
+      cudaGetLastError();
+      ReleaseGraph();
       m_GraphsUnavailable = true;
-      EnqueueSmallImageAnalysis(deviceRequest, inputOnDevice, blocks, capacity);
     }
   }
-  else
+  if (!launched && !EnqueueSmallImageAnalysis(deviceRequest, inputOnDevice, blocks, capacity, outputsToHost))
   {
-    EnqueueSmallImageAnalysis(deviceRequest, inputOnDevice, blocks, capacity);
+    // The device refused the cooperative launch (its size, or a sharing mode without it): the general path,
+    // now and for every later image.
+    m_SmallImageMaxBlocks.fill(0);
+    m_PreviousSmallImageKey.clear();
+    return false;
   }
   m_PreviousSmallImageKey = std::move(key);
   CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
@@ -172,11 +192,12 @@ CudaEngine::AnalyzeSmallImage(const Request & request, bool onDevice, unsigned b
   m_NumberOfComponents = m_HostScalars[1];
   m_LabelsOnHost = outputsToHost;
   m_SumsOnHost = outputsToHost && m_NumberOfComponents <= SmallImageRowsToHost;
+  return true;
 }
 
-void
+bool
 CudaEngine::EnqueueSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks,
-                                      std::uint32_t capacity)
+                                      std::uint32_t capacity, bool outputsToHost)
 {
   BuildForegroundBits(request,
                       inputOnDevice,
@@ -200,19 +221,18 @@ CudaEngine::EnqueueSmallImageAnalysis(const Request & request, bool inputOnDevic
   a.counts = m_MappedScalars;
   a.geometry = m_Geometry;
   a.neighbors = MakeDeviceRuns(request, capacity).neighbors;
-  const bool outputsToHost = request.NumberOfPixels() <= SmallImageOutputsToHostMaxPixels;
-  char *     mapped = static_cast<char *>(m_MappedOutputs);
+  char * mapped = static_cast<char *>(m_MappedOutputs);
   a.labelsToHost = outputsToHost ? reinterpret_cast<std::uint32_t *>(mapped) : nullptr;
   a.sumsToHost = outputsToHost ? reinterpret_cast<unsigned long long *>(mapped + LabelsToHostBytes) : nullptr;
   a.boxesToHost =
     outputsToHost ? reinterpret_cast<std::uint32_t *>(mapped + LabelsToHostBytes + SumsToHostBytes) : nullptr;
   a.rowsToHost = SmallImageRowsToHost;
-  LaunchSmallImageAnalysis(a, request.computeShapeSums, request.computePerimeter, blocks, m_Stream);
+  return LaunchSmallImageAnalysis(a, request.computeShapeSums, request.computePerimeter, blocks, m_Stream);
 }
 
 cudaGraphExec_t
 CudaEngine::CaptureSmallImageAnalysis(const Request & request, bool inputOnDevice, unsigned blocks,
-                                      std::uint32_t capacity)
+                                      std::uint32_t capacity, bool outputsToHost)
 {
   cudaGraph_t graph = nullptr;
   if (cudaStreamBeginCapture(m_Stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess)
@@ -223,7 +243,7 @@ CudaEngine::CaptureSmallImageAnalysis(const Request & request, bool inputOnDevic
   bool captured = true;
   try
   {
-    EnqueueSmallImageAnalysis(request, inputOnDevice, blocks, capacity);
+    captured = EnqueueSmallImageAnalysis(request, inputOnDevice, blocks, capacity, outputsToHost);
   }
   catch (const std::exception &)
   {
@@ -244,7 +264,8 @@ CudaEngine::CaptureSmallImageAnalysis(const Request & request, bool inputOnDevic
 }
 
 std::vector<std::uint64_t>
-CudaEngine::SmallImageGraphKey(const Request & request, unsigned blocks, std::uint32_t capacity) const
+CudaEngine::SmallImageGraphKey(const Request & request, unsigned blocks, std::uint32_t capacity,
+                               bool outputsToHost) const
 {
   auto address = [](const void * p) { return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p)); };
   const DeviceGeometry & g = m_Geometry;
@@ -270,6 +291,7 @@ CudaEngine::SmallImageGraphKey(const Request & request, unsigned blocks, std::ui
            address(m_ScanTemp.As<void>()),
            address(m_FeatureSums.As<void>()),
            address(m_FeatureBoxes.As<void>()),
+           outputsToHost,
            address(m_MappedOutputs) };
 }
 

@@ -256,14 +256,22 @@ SmallImageMaxBlocks(bool shapeSums, bool perimeter, int multiprocessors)
   return static_cast<unsigned>(std::max(perMultiprocessor, 0) * std::max(multiprocessors, 0));
 }
 
-void
+bool
 LaunchSmallImageAnalysis(const SmallImageAnalysis & analysis, bool shapeSums, bool perimeter, unsigned blocks,
                          cudaStream_t stream)
 {
   SmallImageAnalysis argument = analysis;
   void *             arguments[] = { &argument };
-  CCA_CUDA_CHECK(
-    cudaLaunchCooperativeKernel(KernelFor(shapeSums, perimeter), dim3(blocks), dim3(BlockSize), arguments, 0, stream));
+  const cudaError_t  status = cudaLaunchCooperativeKernel(
+    KernelFor(shapeSums, perimeter), dim3(blocks), dim3(BlockSize), arguments, 0, stream);
+  if (status == cudaErrorCooperativeLaunchTooLarge || status == cudaErrorNotSupported ||
+      status == cudaErrorNotPermitted)
+  {
+    cudaGetLastError(); // not sticky: the general path runs instead
+    return false;
+  }
+  CCA_CUDA_CHECK(status);
+  return true;
 }
 
 } // namespace cuda

@@ -66,9 +66,10 @@ struct SmallImageAnalysis
 unsigned
 SmallImageMaxBlocks(bool shapeSums, bool perimeter, int multiprocessors);
 
-/** Enqueues the analysis on `stream` with `blocks` blocks (at most SmallImageMaxBlocks()). The sums and
- * boxes are laid out with K, the number of components, as the stride, like the general path's. */
-void
+/** Enqueues the analysis on `stream` with `blocks` blocks (at most SmallImageMaxBlocks()); false where the device
+ * refuses the cooperative launch (too many blocks, or not supported where it runs). The sums and boxes are laid
+ * out with K, the number of components, as the stride, like the general path's. */
+bool
 LaunchSmallImageAnalysis(const SmallImageAnalysis & analysis, bool shapeSums, bool perimeter, unsigned blocks,
                          cudaStream_t stream);
 

@@ -60,7 +60,8 @@ itk::CudaConnectedComponentAnalysisImageFilter (a CUDA GPU when one is usable, e
 
 INPUT   an image file ITK reads (NIfTI .nii/.nii.gz, NRRD .nrrd/.nhdr, MetaImage .mha/.mhd, PNG, TIFF, ...)
         or a directory holding a DICOM series (the first series found is read); with --batch, a folder of
-        image files, each a case
+        image files, each a case, or one 4D (3D) image file whose 3D volumes (2D slices) along its last
+        axis are the cases
 
 Foreground (default: the non-zero pixels):
   --lower L               pixels with value >= L are foreground
@@ -89,8 +90,11 @@ Many cases:
   --batch                 INPUT is a folder: each of its image files (by name) is labeled as above, with
                           the same options, in one process; every case is checked first, and a bad one stops
                           the batch before any work, named. --csv / --json: one table of every case's
-                          objects, the case's file name in an `image` column (a `cases` list in the JSON)
-  --output-dir DIR        with --batch: the label images, under the cases' file names
+                          objects, the case's file name in an `image` column (a `cases` list in the JSON).
+                          INPUT may also be one 4D (3D) image file: its volumes (slices) along the last axis
+                          are the cases, numbered from 0 in the `image` column
+  --output-dir DIR        with --batch: the label images, under the cases' file names (a file of cases:
+                          NAME_0.EXT, NAME_1.EXT, ... after the file's name)
   --fail-if-empty         an image without foreground pixel is an error (exit 4, nothing written);
                           by default it is a result: 0 objects, an all-background label image
   --allow-irregular-slices  label a DICOM series whose slices are not evenly spaced (a warning, ITK's

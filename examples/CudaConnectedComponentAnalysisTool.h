@@ -109,7 +109,7 @@ struct Options
   bool        overwriteInput{ false };       ///< an output may replace the input or the mask
   bool        failIfEmpty{ false };          ///< no foreground pixel: exit 4, nothing written
   bool        allowIrregularSlices{ false }; ///< a DICOM series with uneven slice positions is labeled anyway
-  bool        batch{ false };                ///< --batch: `input` is a folder of cases
+  bool        batch{ false };                ///< --batch: `input` is a folder of cases, or a file of them
   std::string outputDirectory;               ///< --output-dir: where a batch's label images go
 };
 
@@ -126,12 +126,18 @@ struct InputDescription
                                           ///< directory the files of all its series)
   std::function<void()> verifyData;       ///< the completeness check's decompression pass, if any: run it beside
                                           ///< the read, and label nothing if it throws
+  /// --batch FILE: the file holds `stackCases` cases of `dimension` along its last axis (it has dimension + 1);
+  /// this input is the case at `stackCase` (-1: the whole file is the input).
+  std::uint64_t stackCases{ 0 };
+  std::int64_t  stackCase{ -1 };
 };
 
 /** Reads the header of the input (the first file of a DICOM series), checks that cca can label it and that
- * its data are whole (every slice of a series); lists the files it is read from. */
+ * its data are whole (every slice of a series); lists the files it is read from. With `stackOfCases` (--batch
+ * FILE) the file must be 3D or 4D: its slices or volumes along the last axis are the cases, `dimension` is
+ * theirs and `stackCases` their number. */
 InputDescription
-ProbeInput(const std::string & path, const Options & options);
+ProbeInput(const std::string & path, const Options & options, bool stackOfCases = false);
 
 /** The mask's files, its data checked whole as the input's. */
 std::vector<std::string>
@@ -200,7 +206,8 @@ using ObjectRow = std::vector<Attribute>;
 int
 RunTool(const Options & options, const InputDescription & input);
 
-/** --batch: every image file of the folder `options.input` (by name) labeled as RunTool() would, each checked
+/** --batch: every image file of the folder `options.input` (by name), or every case of the file
+ * `options.input` (its slices or volumes along the last axis), labeled as RunTool() would, each checked
  * before the first is labeled; label images into options.outputDirectory under the cases' names, one CSV
  * (an `image` column first) and one JSON (a `cases` list) of every case's objects
  * (CudaConnectedComponentAnalysisToolBatch.cxx). */

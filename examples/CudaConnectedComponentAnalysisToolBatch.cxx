@@ -16,10 +16,11 @@
  *
  *=========================================================================*/
 // cca --batch FOLDER: every image file of a folder labeled as `cca FILE` would (issue 29: many cases in one
-// call). Every case is checked before the first is labeled, so a bad one stops the batch before any work, with
-// its name; the label images go to --output-dir under the cases' names, and --csv / --json take one table of
-// every case's objects, with the case's file name in an `image` column (CSV) or a `cases` list (JSON). One
-// process serves every case: the engine (GPU buffers, pinned staging) is made once.
+// call); cca --batch FILE: every 2D slice of a 3D file, or 3D volume of a 4D file, along its last axis. Every case is
+// checked before the first is labeled, so a bad one stops the batch before any work, with its name; the label images go
+// to --output-dir under the cases' names, and --csv / --json take one table of every case's objects, with the case's
+// file name in an `image` column (CSV) or a `cases` list (JSON). One process serves every case: the engine (GPU
+// buffers, pinned staging) is made once.
 #include "CudaConnectedComponentAnalysisTool.h"
 
 #include "itkImageIOFactory.h"
@@ -95,27 +96,32 @@ CsvField(const std::string & text)
   }
   return quoted + "\"";
 }
-} // namespace
 
-int
-RunBatch(const Options & options)
+/** One case of a batch: its name (the `image` column, and its label image's file name), its probed input and
+ * where its label image goes. */
+struct Case
 {
-  const std::string        folder = options.input;
-  std::vector<std::string> cases = CasesOf(folder);
-  const std::string        outputs = options.outputDirectory;
+  std::string      name;
+  Json             id; ///< its `image` entry in the tables: the file name, or the index in a file of cases
+  InputDescription input;
+  std::string      output;
+};
+
+/** The cases of a folder, each probed (a bad one throws, named). A case read from several files (Analyze's .hdr
+ * and .img) is one case: the files an earlier case reads are not cases of their own. */
+std::vector<Case>
+CasesOfFolder(const Options & options)
+{
+  const std::string folder = options.input;
+  const std::string outputs = options.outputDirectory;
   if (!outputs.empty() && itksys::SystemTools::GetRealPath(outputs) == itksys::SystemTools::GetRealPath(folder))
   {
     throw ToolError(ExitUsage,
                     "--output-dir " + outputs + " is the input folder: the label images would replace the cases");
   }
-  // Every case checked first (readable, complete, scalar, 2D/3D, one dimension for the table's columns): a bad
-  // one stops the batch before any work, named.
-  // A case read from several files (Analyze's .hdr and .img) is one case: the files an earlier case reads are
-  // not cases of their own.
-  std::vector<InputDescription> inputs;
-  std::vector<std::string>      kept;
-  std::vector<std::string>      read; // every file the kept cases read, as full paths
-  for (const std::string & name : cases)
+  std::vector<Case>        cases;
+  std::vector<std::string> read; // every file the kept cases read, as full paths
+  for (const std::string & name : CasesOf(folder))
   {
     Options one = options;
     one.input = folder + "/" + name;
@@ -123,24 +129,75 @@ RunBatch(const Options & options)
     {
       continue;
     }
-    inputs.push_back(ProbeInput(one.input, one));
-    kept.push_back(name);
-    for (const std::string & file : inputs.back().files)
+    Case c{ name, Json(name), ProbeInput(one.input, one), std::string() };
+    for (const std::string & file : c.input.files)
     {
       read.push_back(itksys::SystemTools::CollapseFullPath(file));
     }
-    if (inputs.back().dimension != inputs.front().dimension)
+    if (!cases.empty() && c.input.dimension != cases.front().input.dimension)
     {
       throw ToolError(ExitUnsupported,
-                      "--batch: " + one.input + " is " + std::to_string(inputs.back().dimension) + "D, " +
-                        cases.front() + " " + std::to_string(inputs.front().dimension) +
+                      "--batch: " + one.input + " is " + std::to_string(c.input.dimension) + "D, " +
+                        cases.front().name + " " + std::to_string(cases.front().input.dimension) +
                         "D: the cases of one batch share a dimension (one table)");
     }
-    one.output = outputs.empty() ? std::string() : outputs + "/" + name;
-    CheckOutputFormatHoldsDimension(one.output, inputs.back().dimension);
-    CheckOutputsAreNotInputs(one, inputs.back().files);
+    c.output = outputs.empty() ? std::string() : outputs + "/" + name;
+    cases.push_back(std::move(c));
   }
-  cases = kept;
+  return cases;
+}
+
+/** The cases of one 3D or 4D file: its slices or volumes along the last axis, named NAME_i.EXT after the file
+ * (i zero-padded to the last case's width). The file is read once, by the first case (RunTool()), whose read
+ * also runs the completeness check. */
+std::vector<Case>
+CasesOfFile(const Options & options)
+{
+  const InputDescription stack = ProbeInput(options.input, options, true);
+  const std::string      file = itksys::SystemTools::GetFilenameName(options.input);
+  std::string            extension = itksys::SystemTools::GetFilenameLastExtension(file);
+  std::string            stem = file.substr(0, file.size() - extension.size());
+  if (extension == ".gz" || extension == ".bz2" || extension == ".zst")
+  {
+    const std::string inner = itksys::SystemTools::GetFilenameLastExtension(stem); // .nii.gz: one extension
+    extension = inner + extension;
+    stem = stem.substr(0, stem.size() - inner.size());
+  }
+  const std::size_t width = std::to_string(stack.stackCases == 0 ? 0 : stack.stackCases - 1).size();
+  std::vector<Case> cases;
+  for (std::uint64_t i = 0; i < stack.stackCases; ++i)
+  {
+    std::string index = std::to_string(i);
+    index.insert(0, width - index.size(), '0');
+    Case c{ stem + "_" + index + extension, Json(i), stack, std::string() };
+    c.input.stackCase = static_cast<std::int64_t>(i);
+    if (i > 0)
+    {
+      c.input.verifyData = nullptr; // the file is read once, checked then
+    }
+    c.output = options.outputDirectory.empty() ? std::string() : options.outputDirectory + "/" + c.name;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+} // namespace
+
+int
+RunBatch(const Options & options)
+{
+  const std::string source = options.input;
+  const bool        folder = itksys::SystemTools::FileIsDirectory(source);
+  // Every case checked first (readable, complete, scalar, 2D/3D, one dimension for the table's columns, its
+  // label image's destination): a bad one stops the batch before any work, named.
+  const std::vector<Case> cases = folder ? CasesOfFolder(options) : CasesOfFile(options);
+  for (const Case & c : cases)
+  {
+    Options one = options;
+    one.input = c.input.path;
+    one.output = c.output;
+    CheckOutputFormatHoldsDimension(one.output, c.input.dimension);
+    CheckOutputsAreNotInputs(one, c.input.files);
+  }
   // Each case's tables go to hidden files in the tables' folder, then into the one table asked for.
   auto partOf = [](const std::string & table, std::size_t i) {
     const std::string dir = itksys::SystemTools::GetFilenamePath(table);
@@ -149,15 +206,15 @@ RunBatch(const Options & options)
   };
   std::ostringstream csv;
   Json               json = Json::object();
-  json["batch"] = folder;
+  json["batch"] = source;
   json["cases"] = Json::array();
   const auto    start = std::chrono::steady_clock::now();
   std::uint64_t totalObjects = 0;
   for (std::size_t i = 0; i < cases.size(); ++i)
   {
     Options one = options;
-    one.input = folder + "/" + cases[i];
-    one.output = outputs.empty() ? std::string() : outputs + "/" + cases[i];
+    one.input = cases[i].input.path;
+    one.output = cases[i].output;
     one.csv = options.csv.empty() ? std::string() : partOf(options.csv, i);
     one.json = options.json.empty() ? std::string() : partOf(options.json, i);
     one.quiet = true;
@@ -165,13 +222,13 @@ RunBatch(const Options & options)
     int code = ExitFailure;
     try
     {
-      code = RunTool(one, inputs[i]);
+      code = RunTool(one, cases[i].input);
     }
     catch (...)
     {
       std::remove(one.csv.c_str()); // no part of a table left behind
       std::remove(one.json.c_str());
-      std::cerr << "cca: --batch stopped at " << one.input
+      std::cerr << "cca: --batch stopped at " << cases[i].name
                 << "; the label images of the cases before it are written, the tables are not" << std::endl;
       throw;
     }
@@ -179,7 +236,7 @@ RunBatch(const Options & options)
     {
       std::remove(one.csv.c_str());
       std::remove(one.json.c_str());
-      std::cerr << "cca: --batch stopped at " << one.input << " (exit " << code
+      std::cerr << "cca: --batch stopped at " << cases[i].name << " (exit " << code
                 << "); the label images of the cases before it are written, the tables are not" << std::endl;
       return code;
     }
@@ -194,7 +251,7 @@ RunBatch(const Options & options)
       }
       for (std::size_t l = 1; l < lines.size(); ++l)
       {
-        csv << CsvField(cases[i]) << ',' << lines[l] << '\n';
+        csv << (cases[i].id.is_string() ? CsvField(cases[i].name) : cases[i].id.dump()) << ',' << lines[l] << '\n';
       }
       objects = lines.empty() ? 0 : lines.size() - 1;
     }
@@ -206,11 +263,11 @@ RunBatch(const Options & options)
       std::remove(one.json.c_str());
       if (part.is_discarded())
       {
-        throw ToolError(ExitFailure, "--batch: the table of " + one.input + " could not be read back");
+        throw ToolError(ExitFailure, "--batch: the table of " + cases[i].name + " could not be read back");
       }
       objects = part.contains("objects") ? part["objects"].size() : objects;
       Json entry = Json::object();
-      entry["image"] = cases[i];
+      entry["image"] = cases[i].id;
       for (auto & item : part.items())
       {
         entry[item.key()] = item.value();
@@ -220,7 +277,7 @@ RunBatch(const Options & options)
     totalObjects += objects;
     if (!options.quiet)
     {
-      std::cout << "  " << std::left << std::setw(40) << cases[i] << std::right;
+      std::cout << "  " << std::left << std::setw(40) << cases[i].name << std::right;
       if (!one.csv.empty() || !one.json.empty())
       {
         std::cout << std::setw(10) << objects << " objects";
@@ -252,7 +309,7 @@ RunBatch(const Options & options)
   if (!options.quiet)
   {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::cout << "cca --batch: " << cases.size() << " cases of " << folder;
+    std::cout << "cca --batch: " << cases.size() << " cases of " << source;
     if (!options.csv.empty() || !options.json.empty())
     {
       std::cout << ", " << totalObjects << " objects";

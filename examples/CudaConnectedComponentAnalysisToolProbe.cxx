@@ -35,7 +35,7 @@ namespace cca_tool
 /** Reads the header of the input (the first file of a DICOM series), checks that cca can label it and
  * that its data are whole (every slice of a series). */
 InputDescription
-ProbeInput(const std::string & path, const Options & options)
+ProbeInput(const std::string & path, const Options & options, bool stackOfCases)
 {
   InputDescription input;
   input.path = path;
@@ -111,6 +111,17 @@ ProbeInput(const std::string & path, const Options & options)
                     path + " has " + itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) + " pixels of " +
                       std::to_string(io->GetNumberOfComponents()) + " " + input.componentName +
                       " components; cca labels scalar (grey-level) images only");
+  }
+  if (stackOfCases)
+  {
+    if (input.dicomSeries || (input.dimension != 3 && input.dimension != 4))
+    {
+      throw ToolError(ExitUnsupported,
+                      "--batch " + path + " is a " + std::to_string(input.dimension) +
+                        "D image; a file of cases is 3D (2D cases along its last axis) or 4D (3D cases)");
+    }
+    input.stackCases = io->GetDimensions(input.dimension - 1);
+    input.dimension -= 1;
   }
   if (input.dimension != 2 && input.dimension != 3)
   {

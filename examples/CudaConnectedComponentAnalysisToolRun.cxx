@@ -27,6 +27,7 @@
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCastImageFilter.h"
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
+#include "itkExtractImageFilter.h"
 #include "itkGDCMImageIO.h"
 #include "itkImageFileReader.h"
 #include "itkImageFileWriter.h"
@@ -323,6 +324,40 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
 }
 
 /** Reads the input as TPixel, selects the foreground and hands over to Analyze. */
+/** Case `input.stackCase` of a file of cases (--batch FILE): its slice or volume along the file's last axis, with
+ * the file's geometry in the remaining axes. The file is read by its first case and kept for the others (a
+ * batch labels its cases in order, in one process), so it is read once. */
+template <typename TPixel, unsigned int D>
+typename itk::Image<TPixel, D>::Pointer
+ReadCaseOfFile(const InputDescription & input, ProgressBar & bar)
+{
+  using FileImageType = itk::Image<TPixel, D + 1>;
+  static typename FileImageType::Pointer file;
+  static std::string                     filePath;
+  if (!file || filePath != input.path || input.stackCase == 0)
+  {
+    file = nullptr;
+    auto reader = itk::ImageFileReader<FileImageType>::New();
+    reader->SetFileName(input.path);
+    bar.Watch(reader, 0.0, 1.0);
+    reader->Update();
+    file = reader->GetOutput();
+    file->DisconnectPipeline();
+    filePath = input.path;
+  }
+  auto region = file->GetLargestPossibleRegion();
+  region.SetIndex(D, region.GetIndex(D) + input.stackCase);
+  region.SetSize(D, 0); // collapsed: a D-dimensional case
+  auto extract = itk::ExtractImageFilter<FileImageType, itk::Image<TPixel, D>>::New();
+  extract->SetInput(file);
+  extract->SetExtractionRegion(region);
+  extract->SetDirectionCollapseToSubmatrix();
+  extract->Update();
+  typename itk::Image<TPixel, D>::Pointer image = extract->GetOutput();
+  image->DisconnectPipeline();
+  return image;
+}
+
 template <typename TPixel, unsigned int D>
 int
 RunTyped(const Options & options, const InputDescription & input)
@@ -330,7 +365,7 @@ RunTyped(const Options & options, const InputDescription & input)
   using InputImageType = itk::Image<TPixel, D>;
   using BinaryImageType = itk::Image<unsigned char, D>;
   Report report;
-  report.input = input.path;
+  report.input = input.stackCase >= 0 ? input.path + " [" + std::to_string(input.stackCase) + "]" : input.path;
   report.foreground = ForegroundRule(options);
   report.sizeUnit = D == 2 ? "mm^2" : "mm^3";
 
@@ -384,6 +419,10 @@ RunTyped(const Options & options, const InputDescription & input)
         reader->Update();
         image = reader->GetOutput();
       }
+    }
+    if (!image && input.stackCase >= 0)
+    {
+      image = ReadCaseOfFile<TPixel, D>(input, bar);
     }
     if (!image)
     {

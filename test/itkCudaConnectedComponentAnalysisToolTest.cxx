@@ -24,6 +24,8 @@
 //        --min-physical-size / --keep) on the same selection, its CSV and JSON with
 //        LabelImageToShapeLabelMapFilter on ITK's labels (NumberOfPixels and bounding box exactly,
 //        PhysicalSize and Centroid within 1e-9 relative, magnitudes below 1 absolutely)
+//   batch | batchfile            --batch on a folder of cases, or on a 4D NIfTI and a 3D MetaImage of cases:
+//                                equal to one call per case (labels byte for byte, CSV rows), refusals
 //   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
@@ -34,6 +36,7 @@
 #include "itkCCAToolTestUtilities.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCastImageFilter.h"
+#include "itkExtractImageFilter.h"
 #include "itkImageFileReader.h"
 #include "itkImageAlgorithm.h"
 #include "itkImageFileWriter.h"
@@ -517,6 +520,131 @@ BatchCase()
          Expect(Run({ "--batch", cases, "--output-dir", cases }, "sameoutput"), 1, "is the input folder");
 }
 
+/** cca --batch FILE: the D-dimensional cases along the last axis of a (D+1)-dimensional file (3 volumes of a 4D
+ * NIfTI, or 4 slices of a 3D MetaImage) labeled in one call equal one call per case on that case written as a file of
+ * its own (label images byte for byte, CSV rows with the case's index first, JSON cases numbered); a file of the
+ * cases' own dimension is refused as a file of cases. */
+template <unsigned int D>
+bool
+BatchFileCase(const std::string & extension)
+{
+  using CaseImage = Image<short, D>;
+  using FileImage = Image<short, D + 1>;
+  const unsigned int              cases = D == 3 ? 3 : 4;
+  const std::string               name = "stack" + std::to_string(D + 1) + "d";
+  const std::string               path = g_Folder + "/" + name + extension;
+  const std::string               out = g_Folder + "/" + name + "-out";
+  typename CaseImage::SizeType    caseSize;
+  typename FileImage::SizeType    fileSize;
+  typename FileImage::SpacingType spacing;
+  typename FileImage::PointType   origin;
+  for (unsigned int d = 0; d <= D; ++d)
+  {
+    fileSize[d] =
+      d < D ? (D == 3 ? std::vector<SizeValueType>{ 20, 18, 9 } : std::vector<SizeValueType>{ 37, 29 })[d] : cases;
+    spacing[d] = 0.5 + 0.25 * d;
+    origin[d] = -10.0 + 3.5 * d;
+    if (d < D)
+    {
+      caseSize[d] = fileSize[d];
+    }
+  }
+  auto file = FileImage::New();
+  file->SetRegions(fileSize);
+  file->SetSpacing(spacing);
+  file->SetOrigin(origin);
+  file->Allocate();
+  const SizeValueType perCase = file->GetBufferedRegion().GetNumberOfPixels() / cases;
+  for (unsigned int i = 0; i < cases; ++i)
+  {
+    std::uniform_real_distribution<double> value(-500, 1500);
+    auto                                   one = ccatest::MakeRandomImage<CaseImage>(
+      caseSize, 0.5, 1 + i, 70 + i, [&value](std::mt19937 & rng) { return static_cast<short>(value(rng)); });
+    std::copy(one->GetBufferPointer(), one->GetBufferPointer() + perCase, file->GetBufferPointer() + i * perCase);
+  }
+  WriteImage(file, path, true);
+  itksys::SystemTools::RemoveADirectory(out);
+  itksys::SystemTools::MakeDirectory(out);
+  const std::vector<std::string> options = { "--lower",    "100", "--connectivity", "full",   "--sort",
+                                             "--min-size", "2",   "--backend",      g_Backend };
+  std::vector<std::string>       args = { "--batch",      path,
+                                          "--output-dir", out,
+                                          "--csv",        g_Folder + "/" + name + ".csv",
+                                          "--json",       g_Folder + "/" + name + ".json" };
+  args.insert(args.end(), options.begin(), options.end());
+  if (!Expect(Run(args, name), 0, ""))
+  {
+    return false;
+  }
+  std::vector<std::string> all;
+  {
+    std::ifstream in(g_Folder + "/" + name + ".csv");
+    for (std::string line; std::getline(in, line);)
+    {
+      all.push_back(line);
+    }
+  }
+  const auto  back = ReadImage<FileImage>(path); // as the tool sees it
+  std::size_t next = 1;
+  for (unsigned int i = 0; i < cases; ++i)
+  {
+    auto region = back->GetLargestPossibleRegion();
+    region.SetIndex(D, i);
+    region.SetSize(D, 0);
+    auto extract = ExtractImageFilter<FileImage, CaseImage>::New();
+    extract->SetInput(back);
+    extract->SetExtractionRegion(region);
+    extract->SetDirectionCollapseToSubmatrix();
+    extract->Update();
+    const std::string caseName = name + "_" + std::to_string(i) + extension;
+    const std::string single = g_Folder + "/single-" + caseName;
+    WriteImage(extract->GetOutput(), single, true);
+    std::vector<std::string> one = { single, "--output", g_Folder + "/labels-" + caseName, "--csv", single + ".csv" };
+    one.insert(one.end(), options.begin(), options.end());
+    if (!Expect(Run(one, name + "-single" + std::to_string(i)), 0, ""))
+    {
+      return false;
+    }
+    using Labels = Image<unsigned int, D>;
+    if (!ccatest::SameImage<Labels>(ReadImage<Labels>(out + "/" + caseName),
+                                    ReadImage<Labels>(g_Folder + "/labels-" + caseName),
+                                    "--batch " + name + extension + " labels of case " + std::to_string(i)))
+    {
+      return false;
+    }
+    std::ifstream in(single + ".csv");
+    std::string   line;
+    std::getline(in, line);
+    if (all.empty() || all[0] != "image," + line)
+    {
+      std::cerr << name << ".csv's header is not image, then the single call's" << std::endl;
+      return false;
+    }
+    while (std::getline(in, line))
+    {
+      if (next >= all.size() || all[next] != std::to_string(i) + "," + line)
+      {
+        std::cerr << name << ".csv row " << next << " is not case " << i << "'s row: " << line << std::endl;
+        return false;
+      }
+      ++next;
+    }
+  }
+  const auto json = nlohmann::json::parse(Slurp(g_Folder + "/" + name + ".json"));
+  if (next != all.size() || json.at("cases").size() != cases || json["cases"].back().at("image") != cases - 1)
+  {
+    std::cerr << name << ".csv has rows of no case, or its JSON does not number the cases" << std::endl;
+    return false;
+  }
+  if constexpr (D == 2)
+  {
+    // A 2D file is not a file of cases (its rows would be 1D cases).
+    const std::string flat = g_Folder + "/single-" + name + "_0" + extension;
+    return Expect(Run({ "--batch", flat }, name + "-flat"), 3, "a file of cases is 3D");
+  }
+  return true;
+}
+
 } // namespace
 
 int
@@ -620,6 +748,10 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
     else if (baseCase == "batch")
     {
       ok = BatchCase();
+    }
+    else if (baseCase == "batchfile")
+    {
+      ok = BatchFileCase<3>(".nii.gz") && BatchFileCase<2>(".mha");
     }
     else if (baseCase == "run") // argv[4]: the expected exit code, then the tool's arguments
     {
