@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from . import _arrays, _core, _table
+from . import _arrays, _core, _dask, _table
 
 _local = threading.local()
 
@@ -120,7 +120,10 @@ def label(
 
     image: a 1-D, 2-D or 3-D array of any real scalar type (numpy, CuPy, PyTorch, an itk.Image, or what
         numpy.asarray takes). Pixels other than `background` are objects. The last axis is the fastest
-        (ITK's x). CuPy and PyTorch CUDA arrays are labelled where they are, on the caller's stream.
+        (ITK's x). CuPy and PyTorch CUDA arrays are labelled where they are, on the caller's stream. A Dask
+        array (of numpy chunks) is labelled chunk by chunk, joined at the chunks' faces, without gathering
+        it: the labels come back as a lazy Dask array of the same chunks, the table (basic columns) computed;
+        no mask then. Needs dask and scipy.
     connectivity: None or 1 or "face" (the default, as ITK: 4 in 2-D, 6 in 3-D), ndim or "full" (8, 26);
         cc3d's 4/8 and 6/26 are understood.
     background: the input value that is not an object (default 0).
@@ -148,6 +151,20 @@ def label(
     return_table=True the Table, whose columns are arrays of that library on that device. Background is 0,
     the components are numbered 1 .. N.
     """
+    if _dask.is_dask_array(image):
+        # Chunk by chunk, joined at the chunks' faces (_dask.py): the labels lazily, the table computed.
+        if mask is not None or properties not in (None, "basic"):
+            raise ValueError("a Dask array takes no mask, and its table has the basic columns only (properties='basic')")
+        if keep_largest is True:
+            keep_largest = 1
+        if int(keep_largest or 0) < 0 or int(min_size) < 0 or float(min_physical_size) < 0:
+            raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
+        if backend not in ("auto", "cuda", "cpu"):
+            raise ValueError("backend: 'auto', 'cuda' or 'cpu'")
+        return _dask.label(image, fully=_fully_connected(connectivity, image.ndim), background=background,
+                           min_size=int(min_size), min_physical_size=float(min_physical_size),
+                           keep=int(keep_largest or 0), sort=bool(sort), spacing=spacing, return_table=return_table,
+                           dtype=dtype, backend=backend, device=device, threads=threads)
     inp = _arrays.as_input(image, "image")
     fully = _fully_connected(connectivity, inp.ndim)
     mask_input = None

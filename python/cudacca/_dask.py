@@ -1,0 +1,210 @@
+"""cudacca.label() on a Dask array: each chunk labelled on its own, the chunks' faces joined, one numbering.
+
+The result is the in-memory result: ITK's labels (raster order of each component's first pixel) and the same
+table, without ever gathering the volume. Three steps:
+
+1. Per chunk (a Dask task each, wherever the scheduler runs it): label() on the chunk, then what the merge needs,
+   all of it small: each component's first pixel, its pixel count, index sums and bounding box, and the labels of
+   the chunk's first and last slice along every axis.
+2. On the caller: the chunks' labels made distinct (an offset per chunk); along every chunk boundary, the two
+   facing planes (the last slice of the chunks before it, the first slice of those after it, across the whole
+   array) give the pairs of labels that touch (with full connectivity also diagonally, shifted by one in the other
+   axes, which also covers chunks that meet only at an edge or a corner); the connected components of those pairs
+   are the image's components. They are numbered by their first pixel (the smallest of their pieces'), the table
+   is summed from the pieces, and the post-processing (minimum size, the N largest, sorting) is decided there.
+3. The labels: a lazy Dask array whose chunks label their pixels again and map them through their chunk's table
+   (labelling twice costs less than keeping every chunk's labels until the merge is known).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+
+def is_dask_array(obj):
+    return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "chunks") and hasattr(obj, "to_delayed")
+
+
+def _label_chunk(chunk, fully, background, backend, device, threads):
+    """label() of one chunk (host arrays: a Dask chunk is numpy here)."""
+    from . import _label
+
+    return _label.label(np.asarray(chunk), connectivity="full" if fully else "face", background=background,
+                        return_table=True, backend=backend, device=device, threads=threads)
+
+
+def _chunk_summary(chunk, start, fully, background, backend, device, threads):
+    """Step 1 for one chunk at `start` (its first index per axis): count, first pixels (global raster index),
+    pixel counts, global index sums and bounding boxes (array axis order), and its labels on its faces."""
+    labels, table = _label_chunk(chunk, fully, background, backend, device, threads)
+    k = len(table["label"])
+    d = labels.ndim
+    values, first = np.unique(labels.ravel(), return_index=True)
+    first = first[values > 0]  # label 1..k in order
+    local = np.unravel_index(first, labels.shape)
+    n = np.asarray(table["num_pixels"], dtype=np.uint64)
+    summary = {
+        "count": k,
+        "first": tuple(np.asarray(local[a], dtype=np.int64) + start[a] for a in range(d)),
+        "num_pixels": n,
+        # Index sums from the chunk's centroids (spacing 1, so the centroid is the mean index): exact to a few
+        # ulps, far inside the table's 1e-9.
+        "index_sum": [np.asarray(table[f"centroid-{a}"], dtype=np.float64) * n.astype(np.float64)
+                      + float(start[a]) * n.astype(np.float64) for a in range(d)],
+        "bbox_min": [np.asarray(table[f"bbox-{a}"], dtype=np.int64) + start[a] for a in range(d)],
+        "bbox_max": [np.asarray(table[f"bbox-{a + d}"], dtype=np.int64) + start[a] for a in range(d)],
+        "faces": [(np.take(labels, 0, axis=a).astype(np.int64), np.take(labels, -1, axis=a).astype(np.int64))
+                  for a in range(d)],
+    }
+    return summary
+
+
+def _relabel_chunk(chunk, fully, background, backend, device, threads, table):
+    """Step 3 for one chunk: its labels again, through its chunk's table (final label per chunk label)."""
+    labels, _ = _label_chunk(chunk, fully, background, backend, device, threads)
+    return table[labels]
+
+
+def _touching_pairs(before, after, fully):
+    """Pairs of (global) labels that touch across a boundary: `before` is the plane just before it, `after` the
+    plane just after it, both over the whole array."""
+    pairs = []
+    shifts = itertools.product((-1, 0, 1), repeat=before.ndim) if fully else [(0,) * before.ndim]
+    for shift in shifts:
+        a_slices, b_slices = [], []
+        for s, size in zip(shift, before.shape):
+            a_slices.append(slice(max(0, -s), size - max(0, s)))
+            b_slices.append(slice(max(0, s), size - max(0, -s)))
+        a = before[tuple(a_slices)].ravel()
+        b = after[tuple(b_slices)].ravel()
+        both = (a > 0) & (b > 0)
+        if both.any():
+            pairs.append(np.stack([a[both], b[both]]))
+    return np.concatenate(pairs, axis=1) if pairs else np.zeros((2, 0), np.int64)
+
+
+def label(image, *, fully, background, min_size, min_physical_size, keep, sort, spacing, return_table, dtype,
+          backend, device, threads):
+    """cudacca.label() for a Dask array (see _label.label for the arguments)."""
+    import dask
+    import dask.array as da
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    from . import _table
+
+    d = image.ndim
+    if d not in (1, 2, 3):
+        raise ValueError(f"image: {d}-D; cudacca labels 1-D, 2-D and 3-D arrays")
+    starts = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in image.chunks]
+    grid = image.to_delayed()
+    locations = list(itertools.product(*(range(len(c)) for c in image.chunks)))
+    tasks = [dask.delayed(_chunk_summary)(grid[loc], tuple(int(starts[a][loc[a]]) for a in range(d)), fully,
+                                          background, backend, device, threads) for loc in locations]
+    summaries = dict(zip(locations, dask.compute(*tasks)))
+
+    # Distinct labels per chunk: chunk c's label j (1..k) is offset[c] + j; 0 stays background.
+    offsets, total = {}, 0
+    for loc in locations:
+        offsets[loc] = total
+        total += summaries[loc]["count"]
+
+    def plane(axis, index, side):
+        """The labels (global) on the last (side 1) or first (side 0) slice of the chunk layer `index` along
+        `axis`, over the whole array."""
+        others = [a for a in range(d) if a != axis]
+        blocks = np.empty([len(image.chunks[a]) for a in others], dtype=object)
+        for loc in locations:
+            if loc[axis] == index:
+                face = summaries[loc]["faces"][axis][side]
+                blocks[tuple(loc[a] for a in others)] = np.where(face > 0, face + offsets[loc], 0)
+        return np.block(blocks.tolist()) if blocks.ndim > 0 else blocks[()]
+
+    pairs = [np.zeros((2, 0), np.int64)]
+    for axis in range(d):
+        for index in range(len(image.chunks[axis]) - 1):
+            pairs.append(_touching_pairs(plane(axis, index, 1), plane(axis, index + 1, 0), fully))
+    pairs = np.concatenate(pairs, axis=1) - 1  # 0-based nodes
+    graph = coo_matrix((np.ones(pairs.shape[1], np.int8), (pairs[0], pairs[1])), shape=(total, total))
+    _, component = connected_components(graph, directed=False) if total else (0, np.zeros(0, np.int64))
+
+    # Per piece (chunk label), in the global order of the offsets.
+    def gather(key, a=None):
+        parts = [summaries[loc][key] if a is None else summaries[loc][key][a] for loc in locations]
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    shape = image.shape
+    first = np.ravel_multi_index(tuple(gather("first", a) for a in range(d)), shape) if total else np.zeros(0, np.int64)
+    count = int(component.max()) + 1 if total else 0
+    first_of = np.full(count, np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(first_of, component, first)
+    order = np.argsort(first_of, kind="stable")  # ITK's numbering: raster order of each component's first pixel
+    rank = np.empty(count, np.int64)
+    rank[order] = np.arange(count)
+    node_rank = rank[component]  # each piece's component, numbered 0..count-1 as ITK would
+
+    n = np.zeros(count, np.uint64)
+    np.add.at(n, node_rank, gather("num_pixels").astype(np.uint64))
+    index_sum = []
+    box_min, box_max = [], []
+    for a in range(d):
+        s = np.zeros(count, np.float64)
+        np.add.at(s, node_rank, gather("index_sum", a))
+        index_sum.append(s)
+        lo = np.full(count, np.iinfo(np.int64).max, np.int64)
+        hi = np.zeros(count, np.int64)
+        np.minimum.at(lo, node_rank, gather("bbox_min", a))
+        np.maximum.at(hi, node_rank, gather("bbox_max", a))
+        box_min.append(lo)
+        box_max.append(hi)
+
+    # Post-processing as the engines decide it: removal by size, then the N largest, then the numbering.
+    spacing_array = [1.0] * d if spacing is None else [float(v) for v in np.atleast_1d(spacing)]
+    if len(spacing_array) != d or not all(np.isfinite(v) and v > 0 for v in spacing_array):
+        raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
+    pixel_volume = float(np.prod(spacing_array))
+    kept = (n >= np.uint64(min_size)) & (n.astype(np.float64) * pixel_volume >= min_physical_size)
+    candidates = np.flatnonzero(kept)
+    if keep:
+        largest = candidates[np.argsort(-n[candidates].astype(np.int64), kind="stable")][:keep]
+        kept = np.zeros(count, bool)
+        kept[largest] = True
+        candidates = np.flatnonzero(kept)
+    if sort:
+        candidates = candidates[np.argsort(-n[candidates].astype(np.int64), kind="stable")]
+    new_label = np.zeros(count, np.int64)  # 0: removed
+    new_label[candidates] = np.arange(1, len(candidates) + 1)
+    kept_count = len(candidates)
+
+    from ._label import _label_dtype
+
+    label_dtype = _label_dtype(dtype, kept_count, "numpy")
+    tables = {}
+    for loc in locations:
+        k = summaries[loc]["count"]
+        t = np.zeros(k + 1, label_dtype)
+        t[1:] = new_label[node_rank[offsets[loc]:offsets[loc] + k]]
+        tables[loc] = t
+    # Each chunk's task carries its own table only.
+    blocks = np.empty(grid.shape, dtype=object)
+    for loc in locations:
+        task = dask.delayed(_relabel_chunk)(grid[loc], fully, background, backend, device, threads, tables[loc])
+        blocks[loc] = da.from_delayed(task, shape=tuple(image.chunks[a][loc[a]] for a in range(d)), dtype=label_dtype)
+    labels = da.block(blocks.tolist())
+    if not return_table:
+        return labels
+
+    rows = candidates
+    table = _table.Table()
+    table["label"] = np.arange(1, kept_count + 1, dtype=np.uint64)
+    table["num_pixels"] = n[rows]
+    table["area"] = n[rows].astype(np.float64) * pixel_volume
+    for a in range(d):
+        table[f"bbox-{a}"] = box_min[a][rows]
+    for a in range(d):
+        table[f"bbox-{a + d}"] = box_max[a][rows]
+    for a in range(d):
+        table[f"centroid-{a}"] = index_sum[a][rows] / n[rows].astype(np.float64) * spacing_array[a]
+    return labels, table

@@ -1,0 +1,79 @@
+"""cudacca.label() on Dask arrays: equal to the in-memory result, whatever the chunking; on a LocalCluster too."""
+
+import numpy as np
+import pytest
+
+import cudacca
+from conftest import BACKENDS, random_image
+
+da = pytest.importorskip("dask.array")
+pytest.importorskip("scipy")
+
+
+def assert_same(result, expected):
+    labels, table = result
+    exp_labels, exp_table = expected
+    computed = labels.compute()
+    assert computed.dtype == exp_labels.dtype
+    np.testing.assert_array_equal(computed, exp_labels)
+    assert list(table) == list(exp_table)
+    for k in table:
+        assert table[k].dtype == exp_table[k].dtype, k
+        if np.issubdtype(table[k].dtype, np.floating):
+            np.testing.assert_allclose(table[k], exp_table[k], rtol=1e-12, atol=1e-12, err_msg=k)
+        else:
+            np.testing.assert_array_equal(table[k], exp_table[k], err_msg=k)
+
+
+CASES = [((57, 61), (7, 11)), ((57, 61), (20, 61)), ((57, 61), (1, 61)), ((57, 61), (57, 1)), ((300,), (7,)),
+         ((23, 19, 17), (5, 4, 6)), ((23, 19, 17), (23, 19, 1)), ((23, 19, 17), (8, 19, 17))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape, chunks", CASES)
+@pytest.mark.parametrize("connectivity", ["face", "full"])
+def test_dask_equals_in_memory(backend, shape, chunks, connectivity):
+    """Chunkings that cut components many times (down to one-pixel slabs), both connectivities, 1-D to 3-D."""
+    for density, granularity, seed in [(0.3, 1, 1), (0.6, 2, 2), (0.8, 3, 3), (1.0, 1, 4)]:
+        image = random_image(shape, density, granularity, seed)
+        expected = cudacca.label(image, connectivity=connectivity, return_table=True, backend=backend)
+        result = cudacca.label(da.from_array(image, chunks=chunks), connectivity=connectivity, return_table=True,
+                               backend=backend)
+        assert_same(result, expected)
+
+
+@pytest.mark.parametrize("options", [dict(min_size=4), dict(keep_largest=3), dict(sort=True),
+                                     dict(keep_largest=2, sort=True, min_size=2),
+                                     dict(min_physical_size=3.0, spacing=(0.5, 2.0)),
+                                     dict(background=1, dtype=np.uint16)])
+def test_dask_post_processing_and_options(options):
+    image = random_image((64, 48), 0.55, 1, seed=9)
+    expected = cudacca.label(image, return_table=True, backend="cpu", **options)
+    result = cudacca.label(da.from_array(image, chunks=(9, 13)), return_table=True, backend="cpu", **options)
+    assert_same(result, expected)
+
+
+def test_dask_labels_stay_lazy_and_keep_the_chunks():
+    image = random_image((40, 40), 0.5, 2, seed=5)
+    labels = cudacca.label(da.from_array(image, chunks=(10, 15)))
+    assert isinstance(labels, da.Array) and labels.chunks == ((10,) * 4, (15, 15, 10))
+    np.testing.assert_array_equal(labels.compute(), cudacca.label(image))
+
+
+def test_dask_refuses_what_it_does_not_do():
+    image = da.zeros((8, 8), dtype=np.uint8, chunks=4)
+    with pytest.raises(ValueError, match="no mask"):
+        cudacca.label(image, mask=np.ones((8, 8), np.uint8))
+    with pytest.raises(ValueError, match="basic"):
+        cudacca.label(image, return_table=True, properties="all")
+
+
+def test_dask_on_a_local_cluster_with_two_workers():
+    distributed = pytest.importorskip("distributed")
+    image = random_image((48, 40, 24), 0.5, 1, seed=11)
+    expected = cudacca.label(image, connectivity="full", return_table=True, backend="cpu")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            result = cudacca.label(da.from_array(image, chunks=(12, 20, 8)), connectivity="full", return_table=True,
+                                   backend="cpu")
+            assert_same(result, expected)
