@@ -53,7 +53,8 @@ constexpr std::uint64_t SmallImagePixelsPerBlock = std::uint64_t{ 16 } * BlockSi
 /** Up to this many pixels the kernel also writes the label image (uint32, as the Python package and most
  * callers ask for it) into host-mapped memory, and the basic sums of up to SmallImageRowsToHost components:
  * the call's outputs then cost a memcpy each instead of a launch, a copy and a synchronization (about 20 us
- * each on the H100). Beyond, the writes over the bus would cost more than that round trip. A host image of
+ * each on the H100). Beyond, the kernel's writes over the bus would take about as long as that round trip (an
+ * estimate from the PCIe rate, not measured). A host image of
  * up to this many pixels is read by the foreground kernel from mapped memory too, without a copy to the
  * device (a memcpy into the mapped buffer, no DMA, no event). */
 constexpr std::uint64_t SmallImageOutputsToHostMaxPixels = std::uint64_t{ 1 } << 16;
