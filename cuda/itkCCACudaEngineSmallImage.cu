@@ -54,9 +54,9 @@ constexpr std::uint64_t SmallImagePixelsPerBlock = std::uint64_t{ 16 } * BlockSi
  * callers ask for it) into host-mapped memory, and the basic sums of up to SmallImageRowsToHost components:
  * the call's outputs then cost a memcpy each instead of a launch, a copy and a synchronization (about 20 us
  * each on the H100). Beyond, the kernel's writes over the bus would take about as long as that round trip (an
- * estimate from the PCIe rate, not measured). A host image of
- * up to this many pixels is read by the foreground kernel from mapped memory too, without a copy to the
- * device (a memcpy into the mapped buffer, no DMA, no event). */
+ * estimate from the PCIe rate, not measured). A host image of up to this many pixels is read by the foreground
+ * kernel from mapped memory too, without a copy to the device (a memcpy into the mapped buffer, no DMA, no
+ * event). */
 constexpr std::uint64_t SmallImageOutputsToHostMaxPixels = std::uint64_t{ 1 } << 16;
 constexpr std::uint32_t SmallImageRowsToHost = 4096;
 constexpr std::size_t   LabelsToHostBytes = SmallImageOutputsToHostMaxPixels * sizeof(std::uint32_t);
