@@ -77,3 +77,20 @@ def test_dask_on_a_local_cluster_with_two_workers():
             result = cudacca.label(da.from_array(image, chunks=(12, 20, 8)), connectivity="full", return_table=True,
                                    backend="cpu")
             assert_same(result, expected)
+
+
+def test_dask_zarr_in_and_out(tmp_path):
+    """A volume chunked on disk (Zarr), labelled and written back chunk by chunk: the in-memory result."""
+    zarr = pytest.importorskip("zarr")
+    image = random_image((40, 36, 30), 0.3, 1, seed=13)
+    stored = zarr.create_array(store=str(tmp_path / "in.zarr"), shape=image.shape, chunks=(10, 12, 7),
+                               dtype=image.dtype)
+    stored[:] = image
+    labels, table = cudacca.label(da.from_zarr(str(tmp_path / "in.zarr")), return_table=True, backend="cpu")
+    labels.to_zarr(str(tmp_path / "labels.zarr"))
+    expected, expected_table = cudacca.label(image, return_table=True, backend="cpu")
+    written = zarr.open_array(str(tmp_path / "labels.zarr"), mode="r")
+    assert written.chunks == (10, 12, 7)
+    np.testing.assert_array_equal(written[:], expected)
+    assert len(table["label"]) == len(expected_table["label"]) > 100
+    np.testing.assert_allclose(table["centroid-2"], expected_table["centroid-2"], rtol=1e-12)
