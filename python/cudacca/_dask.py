@@ -55,8 +55,8 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads):
                       + float(start[a]) * n.astype(np.float64) for a in range(d)],
         "bbox_min": [np.asarray(table[f"bbox-{a}"], dtype=np.int64) + start[a] for a in range(d)],
         "bbox_max": [np.asarray(table[f"bbox-{a + d}"], dtype=np.int64) + start[a] for a in range(d)],
-        "faces": [(np.take(labels, 0, axis=a).astype(np.int64), np.take(labels, -1, axis=a).astype(np.int64))
-                  for a in range(d)],
+        # In the labels' own type (uint32 unless a chunk has 2^32 components): the caller holds every chunk's.
+        "faces": [(np.take(labels, 0, axis=a), np.take(labels, -1, axis=a)) for a in range(d)],
     }
     return summary
 
@@ -119,7 +119,7 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
         for loc in locations:
             if loc[axis] == index:
                 face = summaries[loc]["faces"][axis][side]
-                blocks[tuple(loc[a] for a in others)] = np.where(face > 0, face + offsets[loc], 0)
+                blocks[tuple(loc[a] for a in others)] = np.where(face > 0, face.astype(np.int64) + offsets[loc], 0)
         return np.block(blocks.tolist()) if blocks.ndim > 0 else blocks[()]
 
     pairs = [np.zeros((2, 0), np.int64)]
