@@ -41,17 +41,19 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads):
     labels, table = _label_chunk(chunk, fully, background, backend, device, threads)
     k = len(table["label"])
     d = labels.ndim
-    values, first = np.unique(labels.ravel(), return_index=True)
-    first = first[values > 0]  # label 1..k in order
+    # The chunk's labels appear in raster order (1 first, then 2, ...): each one's first pixel is where the
+    # running maximum steps up. One pass, no sort.
+    running = np.maximum.accumulate(labels.ravel())
+    first = np.flatnonzero(np.diff(running, prepend=running.dtype.type(0)))
     local = np.unravel_index(first, labels.shape)
     n = np.asarray(table["num_pixels"], dtype=np.uint64)
     summary = {
         "count": k,
         "first": tuple(np.asarray(local[a], dtype=np.int64) + start[a] for a in range(d)),
         "num_pixels": n,
-        # Index sums from the chunk's centroids (spacing 1, so the centroid is the mean index): exact to a few
-        # ulps, far inside the table's 1e-9.
-        "index_sum": [np.asarray(table[f"centroid-{a}"], dtype=np.float64) * n.astype(np.float64)
+        # Index sums from the chunk's centroids (spacing 1, so the centroid is the mean index), rounded back to
+        # the integers they are (exact below 2^52).
+        "index_sum": [np.rint(np.asarray(table[f"centroid-{a}"], dtype=np.float64) * n.astype(np.float64))
                       + float(start[a]) * n.astype(np.float64) for a in range(d)],
         "bbox_min": [np.asarray(table[f"bbox-{a}"], dtype=np.int64) + start[a] for a in range(d)],
         "bbox_max": [np.asarray(table[f"bbox-{a + d}"], dtype=np.int64) + start[a] for a in range(d)],
@@ -95,9 +97,23 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
 
     from . import _table
 
+    from ._label import _label_dtype
+
     d = image.ndim
     if d not in (1, 2, 3):
         raise ValueError(f"image: {d}-D; cudacca labels 1-D, 2-D and 3-D arrays")
+    if any(np.isnan(c).any() for c in map(np.asarray, image.chunks)):
+        raise ValueError("image: a Dask array of unknown chunk sizes; call compute_chunk_sizes() on it first")
+    spacing_array = [1.0] * d if spacing is None else [float(v) for v in np.atleast_1d(spacing)]
+    if len(spacing_array) != d or not all(np.isfinite(v) and v > 0 for v in spacing_array):
+        raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
+    _label_dtype(dtype, 0, "numpy")  # a dtype that cannot hold labels is refused before any work
+    if image.size == 0:
+        from . import _label
+
+        return _label.label(np.asarray(image), connectivity="full" if fully else "face", return_table=return_table)
+    if any(0 in c for c in image.chunks):  # empty chunks would separate the layers around them
+        image = image.rechunk(tuple(tuple(s for s in c if s) for c in image.chunks))
     starts = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in image.chunks]
     grid = image.to_delayed()
     locations = list(itertools.product(*(range(len(c)) for c in image.chunks)))
@@ -116,18 +132,21 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
         `axis`, over the whole array."""
         others = [a for a in range(d) if a != axis]
         blocks = np.empty([len(image.chunks[a]) for a in others], dtype=object)
-        for loc in locations:
-            if loc[axis] == index:
-                face = summaries[loc]["faces"][axis][side]
-                blocks[tuple(loc[a] for a in others)] = np.where(face > 0, face.astype(np.int64) + offsets[loc], 0)
+        for rest in np.ndindex(*blocks.shape):
+            loc = list(rest)
+            loc.insert(axis, index)
+            loc = tuple(loc)
+            face = summaries[loc]["faces"][axis][side]
+            blocks[rest] = np.where(face > 0, face.astype(np.int64) + offsets[loc], 0)
         return np.block(blocks.tolist()) if blocks.ndim > 0 else blocks[()]
 
     pairs = [np.zeros((2, 0), np.int64)]
     for axis in range(d):
         for index in range(len(image.chunks[axis]) - 1):
-            pairs.append(_touching_pairs(plane(axis, index, 1), plane(axis, index + 1, 0), fully))
+            touching = _touching_pairs(plane(axis, index, 1), plane(axis, index + 1, 0), fully)
+            pairs.append(np.unique(touching, axis=1))  # each pair once: a boundary's pixels repeat them
     pairs = np.concatenate(pairs, axis=1) - 1  # 0-based nodes
-    graph = coo_matrix((np.ones(pairs.shape[1], np.int8), (pairs[0], pairs[1])), shape=(total, total))
+    graph = coo_matrix((np.ones(pairs.shape[1], bool), (pairs[0], pairs[1])), shape=(total, total))
     _, component = connected_components(graph, directed=False) if total else (0, np.zeros(0, np.int64))
 
     # Per piece (chunk label), in the global order of the offsets.
@@ -160,11 +179,9 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
         box_min.append(lo)
         box_max.append(hi)
 
-    # Post-processing as the engines decide it: removal by size, then the N largest, then the numbering.
-    spacing_array = [1.0] * d if spacing is None else [float(v) for v in np.atleast_1d(spacing)]
-    if len(spacing_array) != d or not all(np.isfinite(v) and v > 0 for v in spacing_array):
-        raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
-    pixel_volume = float(np.prod(spacing_array))
+    # Post-processing as the engines decide it: removal by size, then the N largest, then the numbering. The
+    # pixel volume multiplied in ITK's axis order (x first), as label() and the engines do: bit for bit.
+    pixel_volume = float(np.prod(spacing_array[::-1]))
     kept = (n >= np.uint64(min_size)) & (n.astype(np.float64) * pixel_volume >= min_physical_size)
     candidates = np.flatnonzero(kept)
     if keep:
@@ -177,8 +194,6 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     new_label = np.zeros(count, np.int64)  # 0: removed
     new_label[candidates] = np.arange(1, len(candidates) + 1)
     kept_count = len(candidates)
-
-    from ._label import _label_dtype
 
     label_dtype = _label_dtype(dtype, kept_count, "numpy")
     tables = {}

@@ -153,6 +153,8 @@ def label(
     """
     if _dask.is_dask_array(image):
         # Chunk by chunk, joined at the chunks' faces (_dask.py): the labels lazily, the table computed.
+        if image.ndim not in (1, 2, 3):
+            raise ValueError(f"image: {image.ndim}-D; cudacca labels 1-D, 2-D and 3-D arrays")
         if mask is not None or properties not in (None, "basic"):
             raise ValueError("a Dask array takes no mask, and its table has the basic columns only (properties='basic')")
         if keep_largest is True:

@@ -94,3 +94,27 @@ def test_dask_zarr_in_and_out(tmp_path):
     np.testing.assert_array_equal(written[:], expected)
     assert len(table["label"]) == len(expected_table["label"]) > 100
     np.testing.assert_allclose(table["centroid-2"], expected_table["centroid-2"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("options", [dict(min_physical_size=0.006000000000000001, spacing=(0.3, 0.2, 0.1)),
+                                     dict(keep_largest=1000, sort=True), dict(keep_largest=3, min_size=2, sort=True),
+                                     dict(min_size=3, connectivity="full")])
+def test_dask_post_processing_in_3d(options):
+    """3-D, with a spacing whose product depends on the order of the factors (ITK's: x first)."""
+    image = random_image((21, 18, 15), 0.3, 1, seed=17)
+    expected = cudacca.label(image, return_table=True, backend="cpu", **options)
+    result = cudacca.label(da.from_array(image, chunks=(6, 5, 4)), return_table=True, backend="cpu", **options)
+    assert_same(result, expected)
+
+
+def test_dask_empty_chunks_and_bad_arguments():
+    image = random_image((20, 16), 0.5, 1, seed=19)
+    chunked = da.from_array(image, chunks=((5, 0, 15), (8, 0, 8)))
+    assert_same(cudacca.label(chunked, return_table=True, backend="cpu"),
+                cudacca.label(image, return_table=True, backend="cpu"))
+    with pytest.raises(ValueError, match="spacing"):
+        cudacca.label(chunked, spacing=(1.0,))
+    with pytest.raises(TypeError, match="integer"):
+        cudacca.label(chunked, dtype=np.float32)
+    with pytest.raises(ValueError, match="4-D"):
+        cudacca.label(da.zeros((2, 2, 2, 2), chunks=1), connectivity=8)
