@@ -6,10 +6,11 @@ table, without ever gathering the volume. Three steps:
 1. Per chunk (a Dask task each, wherever the scheduler runs it): label() on the chunk, then what the merge needs,
    all of it small: each component's first pixel, its pixel count, index sums and bounding box, and the labels of
    the chunk's first and last slice along every axis.
-2. On the caller: the chunks' labels made distinct (an offset per chunk); along every chunk boundary, the two
-   facing planes (the last slice of the chunks before it, the first slice of those after it, across the whole
-   array) give the pairs of labels that touch (with full connectivity also diagonally, shifted by one in the other
-   axes, which also covers chunks that meet only at an edge or a corner); the connected components of those pairs
+2. Per chunk boundary (a Dask task each, fed the faces where they are): the two facing planes (the last slice of
+   the chunks before it, the first slice of those after it, across the whole array) give the pairs of labels that
+   touch (with full connectivity also diagonally, shifted by one in the other axes, which also covers chunks that
+   meet only at an edge or a corner), each pair once. Only the pairs reach the caller, never the faces.
+   On the caller: the chunks' labels made distinct (an offset per chunk); the connected components of the pairs
    are the image's components. They are numbered by their first pixel (the smallest of their pieces'), the table
    is summed from the pieces, and the post-processing (minimum size, the N largest, sorting) is decided there.
 3. The labels: a lazy Dask array whose chunks label their pixels again and map them through their chunk's table
@@ -57,7 +58,7 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads):
                       + float(start[a]) * n.astype(np.float64) for a in range(d)],
         "bbox_min": [np.asarray(table[f"bbox-{a}"], dtype=np.int64) + start[a] for a in range(d)],
         "bbox_max": [np.asarray(table[f"bbox-{a + d}"], dtype=np.int64) + start[a] for a in range(d)],
-        # In the labels' own type (uint32 unless a chunk has 2^32 components): the caller holds every chunk's.
+        # In the labels' own type (uint32): they go to the boundary tasks only.
         "faces": [(np.take(labels, 0, axis=a), np.take(labels, -1, axis=a)) for a in range(d)],
     }
     return summary
@@ -67,6 +68,27 @@ def _relabel_chunk(chunk, fully, background, backend, device, threads, table):
     """Step 3 for one chunk: its labels again, through its chunk's table (final label per chunk label)."""
     labels, _ = _label_chunk(chunk, fully, background, backend, device, threads)
     return table[labels]
+
+
+def _face_plane(faces, shape):
+    """One plane across the whole array from its chunks' faces (`faces`: (chunk number, face) in the order of
+    the chunk grid `shape` of the other axes), each label coded as chunk number * 2^32 + label (0: background)."""
+    blocks = np.empty(shape, dtype=object)
+    for rest, (number, face) in zip(np.ndindex(*shape), faces):
+        face = np.asarray(face)
+        blocks[rest] = np.where(face > 0, face.astype(np.int64) + (np.int64(number) << 32), 0)
+    return np.block(blocks.tolist()) if blocks.ndim > 0 else blocks[()]
+
+
+def _boundary_pairs(before_faces, after_faces, shape, fully):
+    """The coded label pairs that touch across one chunk boundary, each once (a Dask task: the faces stay on the
+    workers, only the pairs reach the caller)."""
+    return np.unique(_touching_pairs(_face_plane(before_faces, shape), _face_plane(after_faces, shape), fully),
+                     axis=1)
+
+
+def _without_faces(summary):
+    return {k: v for k, v in summary.items() if k != "faces"}
 
 
 def _touching_pairs(before, after, fully):
@@ -117,35 +139,40 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     starts = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in image.chunks]
     grid = image.to_delayed()
     locations = list(itertools.product(*(range(len(c)) for c in image.chunks)))
-    tasks = [dask.delayed(_chunk_summary)(grid[loc], tuple(int(starts[a][loc[a]]) for a in range(d)), fully,
-                                          background, backend, device, threads) for loc in locations]
-    summaries = dict(zip(locations, dask.compute(*tasks)))
+    full = {loc: dask.delayed(_chunk_summary)(grid[loc], tuple(int(starts[a][loc[a]]) for a in range(d)), fully,
+                                              background, backend, device, threads) for loc in locations}
+    number = {loc: i for i, loc in enumerate(locations)}
+
+    def layer_faces(axis, index, side):
+        """(chunk number, face) of every chunk of layer `index` along `axis`, in grid order of the other axes;
+        the faces themselves stay where their chunks were summarized."""
+        others = [len(image.chunks[a]) for a in range(d) if a != axis]
+        faces = []
+        for rest in np.ndindex(*others):
+            loc = list(rest)
+            loc.insert(axis, index)
+            loc = tuple(loc)
+            faces.append((number[loc], full[loc]["faces"][axis][side]))
+        return faces, tuple(others)
+
+    boundaries = []
+    for axis in range(d):
+        for index in range(len(image.chunks[axis]) - 1):
+            before, shape = layer_faces(axis, index, 1)
+            after, _ = layer_faces(axis, index + 1, 0)
+            boundaries.append(dask.delayed(_boundary_pairs)(before, after, shape, fully))
+    small = [dask.delayed(_without_faces)(full[loc]) for loc in locations]
+    small, boundaries = dask.compute(small, boundaries)
+    summaries = dict(zip(locations, small))
 
     # Distinct labels per chunk: chunk c's label j (1..k) is offset[c] + j; 0 stays background.
     offsets, total = {}, 0
     for loc in locations:
         offsets[loc] = total
         total += summaries[loc]["count"]
-
-    def plane(axis, index, side):
-        """The labels (global) on the last (side 1) or first (side 0) slice of the chunk layer `index` along
-        `axis`, over the whole array."""
-        others = [a for a in range(d) if a != axis]
-        blocks = np.empty([len(image.chunks[a]) for a in others], dtype=object)
-        for rest in np.ndindex(*blocks.shape):
-            loc = list(rest)
-            loc.insert(axis, index)
-            loc = tuple(loc)
-            face = summaries[loc]["faces"][axis][side]
-            blocks[rest] = np.where(face > 0, face.astype(np.int64) + offsets[loc], 0)
-        return np.block(blocks.tolist()) if blocks.ndim > 0 else blocks[()]
-
-    pairs = [np.zeros((2, 0), np.int64)]
-    for axis in range(d):
-        for index in range(len(image.chunks[axis]) - 1):
-            touching = _touching_pairs(plane(axis, index, 1), plane(axis, index + 1, 0), fully)
-            pairs.append(np.unique(touching, axis=1))  # each pair once: a boundary's pixels repeat them
-    pairs = np.concatenate(pairs, axis=1) - 1  # 0-based nodes
+    chunk_offset = np.array([offsets[loc] for loc in locations], np.int64)
+    coded = np.concatenate([np.zeros((2, 0), np.int64)] + list(boundaries), axis=1)
+    pairs = chunk_offset[coded >> 32] + (coded & 0xFFFFFFFF) - 1  # 0-based nodes
     graph = coo_matrix((np.ones(pairs.shape[1], bool), (pairs[0], pairs[1])), shape=(total, total))
     _, component = connected_components(graph, directed=False) if total else (0, np.zeros(0, np.int64))
 
