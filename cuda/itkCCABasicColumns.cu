@@ -39,22 +39,7 @@ WriteBasicColumnsKernel(BasicGeometry geometry, BasicColumns columns, const unsi
   for (std::uint64_t i = blockIdx.x * std::uint64_t{ blockDim.x } + threadIdx.x; i < k;
        i += std::uint64_t{ gridDim.x } * blockDim.x)
   {
-    const unsigned long long row = newIndex ? newIndex[i] : i;
-    if (row == ~0ull)
-    {
-      continue;
-    }
-    std::uint64_t indexSum[MaxDimension];
-    std::uint32_t boxMin[MaxDimension];
-    std::uint32_t boxMax[MaxDimension];
-    for (unsigned d = 0; d < MaxDimension; ++d)
-    {
-      indexSum[d] = sums[(SumIndex0 + d) * k + i];
-      boxMin[d] = boxes[d * k + i];
-      boxMax[d] = boxes[(3 + d) * k + i];
-    }
-    WriteBasicRow(
-      geometry, columns, row, static_cast<std::uint64_t>(sums[SumPixels * k + i]), indexSum, boxMin, boxMax);
+    WriteBasicRowOfComponent(geometry, columns, sums, boxes, k, i, newIndex);
   }
 }
 

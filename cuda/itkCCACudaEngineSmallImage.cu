@@ -25,8 +25,8 @@
 
 #include "itkCCACudaEngine.cuh"
 
-#include "itkCCABasicAttributes.h"
 #include "itkCCACudaStages.cuh"
+#include "itkCCARunFeatures.cuh"
 #include "itkCCASmallImageAnalysis.cuh"
 
 #include <algorithm>
@@ -333,24 +333,11 @@ CudaEngine::WriteBasicColumnsFromHost(const BasicGeometry & geometry, const Basi
   const char *                     base = static_cast<const char *>(m_OutputsOnHost) + LabelsToHostBytes;
   const unsigned long long * const sums = reinterpret_cast<const unsigned long long *>(base);
   const std::uint32_t * const      boxes = reinterpret_cast<const std::uint32_t *>(base + SumsToHostBytes);
+  static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long), "the table is read as is");
   for (std::uint64_t i = 0; i < k; ++i)
   {
-    const std::uint64_t row = newIndex ? newIndex[i] : i;
-    if (row == UINT64_MAX)
-    {
-      continue;
-    }
-    std::uint64_t indexSum[MaxDimension];
-    std::uint32_t boxMin[MaxDimension];
-    std::uint32_t boxMax[MaxDimension];
-    for (unsigned d = 0; d < MaxDimension; ++d)
-    {
-      indexSum[d] = sums[(SumIndex0 + d) * k + i];
-      boxMin[d] = boxes[d * k + i];
-      boxMax[d] = boxes[(3 + d) * k + i];
-    }
-    WriteBasicRow(
-      geometry, columns, row, static_cast<std::uint64_t>(sums[SumPixels * k + i]), indexSum, boxMin, boxMax);
+    WriteBasicRowOfComponent(
+      geometry, columns, sums, boxes, k, i, reinterpret_cast<const unsigned long long *>(newIndex));
   }
   return true;
 }

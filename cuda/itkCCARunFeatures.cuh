@@ -21,6 +21,7 @@
 #ifndef itkCCARunFeatures_cuh
 #define itkCCARunFeatures_cuh
 
+#include "itkCCABasicAttributes.h"
 #include "itkCCADeviceGeometry.cuh"
 #include "itkCCARunMath.h"
 
@@ -216,6 +217,32 @@ AccumulateAtomically(const DeviceFeatures & features, std::uint32_t label, const
     atomicMin(features.boundingBoxMin[d] + label, c.boundingBoxMin[d]);
     atomicMax(features.boundingBoxMax[d] + label, c.boundingBoxMax[d]);
   }
+}
+
+/** Component i's row of the basic columns (row newIndex[i], none where that is ~0; row i without a table) from
+ * accumulators laid out in blocks of `stride` counters (sums in the Sum* order, boxes min then max): the GPU's
+ * column kernel and the small-image path's host copy of the sums read them the same way. */
+CCA_HOST_DEVICE void
+WriteBasicRowOfComponent(const BasicGeometry & geometry, const BasicColumns & columns, const unsigned long long * sums,
+                         const std::uint32_t * boxes, std::uint64_t stride, std::uint64_t i,
+                         const unsigned long long * newIndex)
+{
+  const unsigned long long row = newIndex ? newIndex[i] : i;
+  if (row == ~0ull)
+  {
+    return;
+  }
+  std::uint64_t indexSum[MaxDimension];
+  std::uint32_t boxMin[MaxDimension];
+  std::uint32_t boxMax[MaxDimension];
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    indexSum[d] = sums[(SumIndex0 + d) * stride + i];
+    boxMin[d] = boxes[d * stride + i];
+    boxMax[d] = boxes[(3 + d) * stride + i];
+  }
+  WriteBasicRow(
+    geometry, columns, row, static_cast<std::uint64_t>(sums[SumPixels * stride + i]), indexSum, boxMin, boxMax);
 }
 
 } // namespace cuda

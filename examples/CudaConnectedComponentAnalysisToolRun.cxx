@@ -324,6 +324,20 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
 }
 
 /** Reads the input as TPixel, selects the foreground and hands over to Analyze. */
+/** An image file read whole, the reader's progress on `bar`, detached from the reader. */
+template <typename TImage>
+typename TImage::Pointer
+ReadImageFile(const std::string & path, ProgressBar & bar)
+{
+  auto reader = itk::ImageFileReader<TImage>::New();
+  reader->SetFileName(path);
+  bar.Watch(reader, 0.0, 1.0);
+  reader->Update();
+  typename TImage::Pointer image = reader->GetOutput();
+  image->DisconnectPipeline();
+  return image;
+}
+
 /** Case `input.stackCase` of a file of cases (--batch FILE): its slice or volume along the file's last axis, with
  * the file's geometry in the remaining axes. The file is read by its first case and kept for the others (a
  * batch labels its cases in order, in one process), so it is read once. */
@@ -337,12 +351,7 @@ ReadCaseOfFile(const InputDescription & input, ProgressBar & bar)
   if (!file || filePath != input.path || input.stackCase == 0)
   {
     file = nullptr;
-    auto reader = itk::ImageFileReader<FileImageType>::New();
-    reader->SetFileName(input.path);
-    bar.Watch(reader, 0.0, 1.0);
-    reader->Update();
-    file = reader->GetOutput();
-    file->DisconnectPipeline();
+    file = ReadImageFile<FileImageType>(input.path, bar);
     filePath = input.path;
   }
   auto region = file->GetLargestPossibleRegion();
@@ -426,11 +435,7 @@ RunTyped(const Options & options, const InputDescription & input)
     }
     if (!image)
     {
-      auto reader = itk::ImageFileReader<InputImageType>::New();
-      reader->SetFileName(input.path);
-      bar.Watch(reader, 0.0, 1.0);
-      reader->Update();
-      image = reader->GetOutput();
+      image = ReadImageFile<InputImageType>(input.path, bar);
     }
     image->DisconnectPipeline();
     bar.Finish();
