@@ -10,6 +10,8 @@ set(CCA_ENGINE_SOURCES
   src/itkCCACPUEngineLabeling.cxx
   src/itkCCACPUEngineFeatures.cxx
   src/itkCCACPUEngineLines.cxx
+  src/itkCCASlabEngine.cxx
+  src/itkCCASlabFaces.cxx
   src/itkCudaConnectedComponentAnalysisEnums.cxx
   )
 if(CCA_WITH_CUDA)

@@ -26,6 +26,7 @@
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
 
+#include <cstring>
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
@@ -148,7 +149,7 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   m_FeaturesOnHost = false;
   m_Features.clear();
   m_UploadedNewIndex = nullptr;
-  ValidateRequest(request, std::uint64_t{ 0xffffffffu }, "32-bit");
+  ValidateRequest(request, GetMaximumPixels() + 1, "32-bit");
   FeatureVariant & variant = Variant(request.featureAlgorithm);
   if (request.computeShapeSums && !variant.ComputesShapeSums())
   {
@@ -462,6 +463,10 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   {
     throw Error("WriteLabels() needs an output buffer");
   }
+  if (output.firstRow + output.numberOfRows > m_Geometry.numRows)
+  {
+    throw Error("WriteLabels() asked for rows past the image");
+  }
   if (m_Analyzed && WriteLabelsFromHost(output))
   {
     return;
@@ -469,6 +474,10 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   const DeviceScope scope(m_DeviceId);
   if (output.onDevice)
   {
+    if (output.numberOfRows != 0)
+    {
+      throw Error("WriteLabels(): rows of a label image only into host memory");
+    }
     WaitForCallerStream(); // the output array's memory may come from the caller's stream-ordered pool
   }
   const std::size_t bytes = WriteLabelsOnDevice(output);
@@ -478,8 +487,62 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   }
   else
   {
-    m_Staging.ToHost(output.data, m_Labels.As<void>(), bytes, m_Stream); // returns when the labels are there
+    // All rows, or those asked for (the slab engine's face planes), come down; returns when they are there.
+    const std::size_t rowBytes = std::size_t{ m_Geometry.width } * ScalarKindSize(output.kind);
+    const std::size_t offset = output.numberOfRows != 0 ? output.firstRow * rowBytes : 0;
+    m_Staging.ToHost(output.data,
+                     m_Labels.As<char>() + offset,
+                     output.numberOfRows != 0 ? output.numberOfRows * rowBytes : bytes,
+                     m_Stream);
   }
+}
+
+std::uint64_t
+CudaEngine::GetMaximumPixels() const
+{
+  return std::uint64_t{ 0xffffffffu } - 1; // 32-bit pixel and run indices, one value left for the end
+}
+
+double
+CudaEngine::GetWorstCaseBytesPerPixel(const Request & request) const
+{
+  // Device memory: the pixels (and mask) as uploaded, foreground bits and run offsets, then every other pixel
+  // a run (begin, end, row, parent, label) and a component (its sums and box, its post-processing index, the
+  // table's columns where they are made on the device), the lines' grouping, the widest label image.
+  const double pixels = static_cast<double>(ScalarKindSize(request.inputKind)) +
+                        (request.mask ? static_cast<double>(ScalarKindSize(request.maskKind)) : 0.0) + 0.25;
+  const double sums = (request.computeShapeSums ? NumberOfSums : SumProducts0) * 8.0 + 6 * 4.0;
+  const double perComponent = sums + 8.0 + (request.hostFeatures ? 0.0 : 11 * 8.0);
+  const double perRun = 5 * 4.0 + 8 * 4.0;
+  return pixels + (perRun + perComponent) / 2 + 8.0;
+}
+
+std::uint64_t
+CudaEngine::GetAvailableMemory() const
+{
+  const DeviceScope scope(m_DeviceId);
+  std::size_t       free = 0;
+  std::size_t       total = 0;
+  CCA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  std::uint64_t held = 0;
+  for (const DeviceBuffer * buffer : { &m_Pixels,
+                                       &m_Bits,
+                                       &m_FirstRun,
+                                       &m_RunBegin,
+                                       &m_RunEnd,
+                                       &m_RunRow,
+                                       &m_Parent,
+                                       &m_RootLabel,
+                                       &m_ScanTemp,
+                                       &m_FeatureSums,
+                                       &m_FeatureBoxes,
+                                       &m_NewIndex,
+                                       &m_Labels,
+                                       &m_Columns })
+  {
+    held += buffer->Capacity();
+  }
+  return free + held;
 }
 
 const unsigned long long *
@@ -489,10 +552,13 @@ CudaEngine::DeviceNewIndexTable(const std::uint64_t * host)
   {
     return nullptr;
   }
-  // The line export and the label writer of one analysis get the same table: copied once.
-  if (host != m_UploadedNewIndex)
+  // The line export and the label writer of one analysis get the same table: copied once. The same address may
+  // hold another table (the slab engine's per-slab tables): the contents are compared too.
+  const std::size_t bytes = static_cast<std::size_t>(m_NumberOfComponents) * sizeof(std::uint64_t);
+  if (host != m_UploadedNewIndex || std::memcmp(host, m_UploadedNewIndexCopy.data(), bytes) != 0)
   {
     UploadNewIndexTable(host, m_NumberOfComponents, m_NewIndex, m_Stream);
+    m_UploadedNewIndexCopy.assign(host, host + m_NumberOfComponents);
     m_UploadedNewIndex = host;
   }
   return m_NewIndex.As<unsigned long long>();

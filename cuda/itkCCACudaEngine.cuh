@@ -63,6 +63,12 @@ public:
   void
   WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns,
                     const std::uint64_t * newIndex) override;
+  std::uint64_t
+  GetMaximumPixels() const override;
+  double
+  GetWorstCaseBytesPerPixel(const Request & request) const override;
+  std::uint64_t
+  GetAvailableMemory() const override;
 
   /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
    * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */
@@ -161,6 +167,7 @@ private:
   DeviceGeometry             m_Geometry{};
   bool                       m_Analyzed = false;
   const std::uint64_t *      m_UploadedNewIndex = nullptr; ///< host table now in m_NewIndex (this analysis)
+  std::vector<std::uint64_t> m_UploadedNewIndexCopy;       ///< its contents when uploaded
   std::uint32_t              m_NumberOfRuns = 0;
   std::uint64_t              m_NumberOfComponents = 0;
   std::array<int, 3>         m_SmallImageMaxBlocks{ { -1, -1, -1 } }; ///< per kernel instance; -1: not asked yet

@@ -315,8 +315,9 @@ CudaEngine::WriteLabelsFromHost(const LabelOutput & output)
   {
     return false;
   }
-  std::memcpy(
-    output.data, m_OutputsOnHost, std::uint64_t{ m_Geometry.width } * m_Geometry.numRows * sizeof(std::uint32_t));
+  const std::uint64_t rowBytes = std::uint64_t{ m_Geometry.width } * sizeof(std::uint32_t);
+  const std::uint64_t rows = output.numberOfRows != 0 ? output.numberOfRows : m_Geometry.numRows;
+  std::memcpy(output.data, static_cast<const char *>(m_OutputsOnHost) + output.firstRow * rowBytes, rows * rowBytes);
   return true;
 }
 

@@ -71,6 +71,12 @@ public:
     m_Capacity = bytes;
   }
 
+  std::size_t
+  Capacity() const
+  {
+    return m_Capacity;
+  }
+
   template <typename T>
   T *
   As() const

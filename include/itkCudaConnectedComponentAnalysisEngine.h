@@ -74,6 +74,12 @@ public:
   Analyze(const Request & request, Backend backend, int deviceId, unsigned numberOfThreads,
           unsigned numberOfWorkUnits = 0);
 
+  /** Into how many slabs the last Analyze() cut the image (1: whole): where it needed more memory than
+   * Request::memoryBudget (or the device's free memory), or more pixels than the engine's indices reach, the
+   * image was labeled in slabs along its slowest axis and merged, with the same result. */
+  std::uint64_t
+  GetNumberOfSlabs() const;
+
   /** The number of components the last Analyze() labeled, before its post-processing. */
   std::uint64_t
   GetOriginalComponentCount() const;

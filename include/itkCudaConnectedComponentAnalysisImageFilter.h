@@ -80,8 +80,10 @@ namespace itk
  * output, not output 1: output 0 stays the only indexed output, which is what ITK's Python functional
  * form (itk.cuda_connected_component_analysis_image_filter(image)) returns.
  *
- * Images of 2^32 pixels or more exceed the CUDA engine's 32-bit index type: Automatic labels them
- * with the CPU engine, CUDA throws.
+ * Images too large for one analysis -- more working memory than SetMemoryBudget() allows (default: the GPU's
+ * free memory for the CUDA engine, at its worst case per pixel), or 2^32 pixels and more on the CUDA engine
+ * (32-bit indices) -- are labeled in slabs along the slowest axis (z in 3D, y in 2D) and merged across the
+ * slabs' faces, with the same labels and features as a whole analysis; GetNumberOfSlabs() says how many.
  *
  * Images of 1 to 3 dimensions: both engines lay out runs along x in rows (y) and slices (z) and merge
  * over the 3^D neighborhood written out for D <= 3; for 4D images use ConnectedComponentImageFilter.
@@ -282,6 +284,16 @@ public:
   itkSetMacro(DeviceId, int);
   itkGetConstMacro(DeviceId, int);
 
+  /** The most working memory, in bytes, one analysis may take, counted at its worst case per pixel (the CUDA
+   * engine: GPU memory; the CPU engine: host memory besides the images): an image that needs more is labeled
+   * in slabs, with the same result. 0 (default): the GPU's free memory for the CUDA engine, no slabs for the
+   * CPU engine. Small budgets force many slabs (tests). */
+  itkSetMacro(MemoryBudget, SizeValueType);
+  itkGetConstMacro(MemoryBudget, SizeValueType);
+
+  /** Into how many slabs the last Update() cut the image (1: whole). */
+  itkGetConstMacro(NumberOfSlabs, SizeValueType);
+
   /** The engine that produced the last output: Backend::CUDA or Backend::CPU (Automatic before any Update()). */
   itkGetConstMacro(BackendUsed, BackendEnum);
 
@@ -463,6 +475,8 @@ private:
   BackendEnum                m_Backend{ BackendEnum::Automatic };
   int                        m_DeviceId{ 0 };
   BackendEnum                m_BackendUsed{ BackendEnum::Automatic };
+  SizeValueType              m_MemoryBudget{ 0 };
+  SizeValueType              m_NumberOfSlabs{ 0 };
   std::string                m_BackendDescription;
   ComponentFeaturesContainer m_ComponentFeatures;
   std::uint64_t              m_SkippedLabel{ 0 };

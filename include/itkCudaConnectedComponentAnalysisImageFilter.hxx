@@ -204,6 +204,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   m_OriginalObjectCount = 0;
   m_ComponentFeatures.clear();
   m_BackendUsed = BackendEnum::Automatic;
+  m_NumberOfSlabs = 0;
   m_BackendDescription.clear();
   m_TimeSplit = TimeSplit();
 
@@ -268,6 +269,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   request.postProcessing.minimumPhysicalSize = m_MinimumPhysicalSize;
   request.postProcessing.numberOfObjectsToKeep = m_NumberOfObjectsToKeep;
   request.postProcessing.sortByObjectSize = m_SortByObjectSize;
+  request.memoryBudget = m_MemoryBudget;
   request.pixelVolume = 1.0; // as ShapeLabelMapFilter's sizePerPixel: the spacing's product in dimension order
   for (unsigned int d = 0; d < ImageDimension; ++d)
   {
@@ -381,6 +383,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   m_ObjectCount = static_cast<LabelType>(count);
   m_OriginalObjectCount = static_cast<SizeValueType>(m_Engine.GetOriginalComponentCount());
   m_BackendUsed = m_Engine.GetBackendUsed();
+  m_NumberOfSlabs = static_cast<SizeValueType>(m_Engine.GetNumberOfSlabs());
   m_BackendDescription = m_Engine.GetDescription();
   this->StoreFeatures(region);
 }
@@ -543,6 +546,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   os << indent << "Backend: " << m_Backend << std::endl;
   os << indent << "DeviceId: " << m_DeviceId << std::endl;
   os << indent << "BackendUsed: " << m_BackendUsed << std::endl;
+  os << indent << "MemoryBudget: " << m_MemoryBudget << std::endl;
+  os << indent << "NumberOfSlabs: " << m_NumberOfSlabs << std::endl;
   os << indent << "BackendDescription: " << m_BackendDescription << std::endl;
   os << indent << "ObjectCount: " << m_ObjectCount << std::endl;
   os << indent << "ComponentFeatures: " << m_ComponentFeatures.size() << " components" << std::endl;

@@ -33,6 +33,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     sanitize $tool postprocessing itkCudaConnectedComponentAnalysisPostProcessingTest keepn cuda
     sanitize $tool postprocessing-edge itkCudaConnectedComponentAnalysisPostProcessingTest edge cuda
   done
+  sanitize memcheck slab-filter itkCudaConnectedComponentAnalysisSlabTest filter cuda
   compute-sanitizer --tool memcheck --error-exitcode 99 "$driver" itkCudaConnectedComponentAnalysisExactnessTest cuda 1 3 \
     > "$out/sanitizer-memcheck-exactness3d.log" 2>&1
   echo "compute-sanitizer memcheck exactness3d: exit $? :: $(grep 'ERROR SUMMARY' "$out/sanitizer-memcheck-exactness3d.log" | tail -n 1)"

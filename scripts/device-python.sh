@@ -25,6 +25,12 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     echo "compute-sanitizer $tool python: exit $rc :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool-python.log" | tail -n 1)"
   done
 fi
+if [ "${LARGE:-0}" = 1 ]; then
+  (cd /tmp && python3 "$repo/scripts/device-large-volume.py" ${LARGE_ARGS:-} --json "$out/large-volume.json") \
+    > "$out/large-volume.log" 2>&1
+  rc=$?; [ $rc = 0 ] || status=1
+  echo "large volume: exit $rc"; tail -n 40 "$out/large-volume.log"
+fi
 if [ "${BENCH:-0}" = 1 ]; then
   (cd /tmp && python3 -m cudacca.benchmark ${BENCH_ARGS:-} --json "$out/benchmark.json") > "$out/benchmark.log" 2>&1
   rc=$?; [ $rc = 0 ] || status=1

@@ -156,14 +156,16 @@ CPUEngine::WriteLabelsOfType(const LabelOutput & output) const
   std::memcpy(&background, &output.backgroundBits, sizeof(TOutput));
   TOutput * const     data = static_cast<TOutput *>(output.data);
   const std::uint64_t rowLength = m_Size[0];
+  const std::uint64_t firstRow = output.firstRow;
+  const std::uint64_t endRow = output.numberOfRows != 0 ? firstRow + output.numberOfRows : m_NumberOfRows;
 
   ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
     const RowBlock &      block = m_Blocks[static_cast<std::size_t>(b)];
     const std::uint64_t * component = m_Parent.Data();
-    for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+    for (std::uint64_t row = std::max(block.firstRow, firstRow); row < std::min(block.endRow, endRow); ++row)
     {
       const RowRuns   rowRuns = RunsOfRow(block, row);
-      TOutput * const line = data + static_cast<std::size_t>(row * rowLength);
+      TOutput * const line = data + static_cast<std::size_t>((row - firstRow) * rowLength);
       std::uint64_t   x = 0;
       for (std::uint64_t i = 0; i < rowRuns.count; ++i)
       {
@@ -195,6 +197,10 @@ CPUEngine::WriteLabels(const LabelOutput & output)
   {
     throw Error("the CPU engine cannot write a label image into GPU memory");
   }
+  if (output.firstRow + output.numberOfRows > m_NumberOfRows)
+  {
+    throw Error("CPU engine: WriteLabels() asked for rows past the image");
+  }
   DispatchScalarKind(output.kind, [this, &output](auto tag) {
     using OutputPixelType = decltype(tag);
     this->WriteLabelsOfType<OutputPixelType>(output);
@@ -217,27 +223,28 @@ cpu::CPUEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicCol
   {
     throw Error("CPU engine: WriteBasicColumns() called without a successful Analyze()");
   }
-  if (columns.onDevice)
-  {
-    throw Error("the CPU engine cannot write columns into GPU memory");
-  }
-  ParallelForRange(m_NumberOfThreads, m_Features.size(), 1u << 14, [&](std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t k = begin; k < end; ++k)
-    {
-      const std::uint64_t row = newIndex ? newIndex[k] : k;
-      if (row != UINT64_MAX)
-      {
-        const ComponentSums & f = m_Features[k];
-        WriteBasicRow(geometry,
-                      columns,
-                      row,
-                      f.numberOfPixels,
-                      f.indexSum.data(),
-                      f.boundingBoxMin.data(),
-                      f.boundingBoxMax.data());
-      }
-    }
-  });
+  WriteBasicColumnsOfSums(m_Features, geometry, columns, newIndex, m_NumberOfThreads);
+}
+
+std::uint64_t
+cpu::CPUEngine::GetMaximumPixels() const
+{
+  return UINT64_MAX; // 64-bit indices throughout
+}
+
+double
+cpu::CPUEngine::GetWorstCaseBytesPerPixel(const Request & request) const
+{
+  // Every other pixel a run (begin and end, its union-find parent) and a component (its ComponentSums row),
+  // the mask not counted (the caller's), plus each row's first run.
+  const double perRun = 2 * sizeof(std::uint64_t) + sizeof(std::uint64_t) + sizeof(ComponentSums);
+  return perRun / 2 + static_cast<double>(sizeof(std::uint64_t)) / static_cast<double>(request.size[0]);
+}
+
+std::uint64_t
+cpu::CPUEngine::GetAvailableMemory() const
+{
+  return UINT64_MAX; // host memory: slabs only under an explicit budget
 }
 
 } // namespace cca

@@ -88,6 +88,13 @@ public:
   ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
               Lines & lines) override;
 
+  std::uint64_t
+  GetMaximumPixels() const override;
+  double
+  GetWorstCaseBytesPerPixel(const Request & request) const override;
+  std::uint64_t
+  GetAvailableMemory() const override;
+
 private:
   // Checking the request, setting up and tearing down (itkCCACPUEngine.cxx).
   static void

@@ -17,6 +17,7 @@
  *=========================================================================*/
 // Engine-independent helpers of the connected component analysis engines.
 #include "itkCCAEngine.h"
+#include "itkCCAParallelFor.h"
 
 #include <limits>
 #include <string>
@@ -148,6 +149,33 @@ FeatureAlgorithmName(FeatureAlgorithm algorithm)
       return "naive";
   }
   return "unknown";
+}
+
+void
+WriteBasicColumnsOfSums(const std::vector<ComponentSums> & sums, const BasicGeometry & geometry,
+                        const BasicColumns & columns, const std::uint64_t * newIndex, unsigned numberOfThreads)
+{
+  if (columns.onDevice)
+  {
+    throw Error("columns from host sums cannot be written into GPU memory");
+  }
+  ParallelForRange(numberOfThreads, sums.size(), 1u << 14, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k)
+    {
+      const std::uint64_t row = newIndex ? newIndex[k] : k;
+      if (row != UINT64_MAX)
+      {
+        const ComponentSums & f = sums[k];
+        WriteBasicRow(geometry,
+                      columns,
+                      row,
+                      f.numberOfPixels,
+                      f.indexSum.data(),
+                      f.boundingBoxMin.data(),
+                      f.boundingBoxMax.data());
+      }
+    }
+  });
 }
 
 } // namespace cca

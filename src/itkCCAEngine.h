@@ -71,6 +71,10 @@ struct LabelOutput
   const std::uint64_t * newIndex = nullptr;
   /** CUDA engine only: `data` is a device pointer on the engine's device. */
   bool onDevice = false;
+  /** Only the rows [firstRow, firstRow + numberOfRows) (a row: y + z * sizeY), written from `data` on; 0 rows:
+   * the whole image. Host outputs only: the slab engine's face planes. */
+  std::uint64_t firstRow = 0;
+  std::uint64_t numberOfRows = 0;
 
   /** Value written for the k-th component (0-based). */
   std::uint64_t
@@ -170,7 +174,28 @@ public:
    * device columns on the device; the CPU engine only host columns. */
   virtual void
   WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns, const std::uint64_t * newIndex) = 0;
+
+  // What the slab engine (itkCCASlabEngine.h) needs to cut an image for this engine.
+
+  /** The most pixels one Analyze() takes (the engine's index type). */
+  virtual std::uint64_t
+  GetMaximumPixels() const = 0;
+
+  /** The working memory an Analyze() of `request` and its outputs take at most, per pixel (every row all
+   * runs, every run its own component), in the memory Request::memoryBudget counts. */
+  virtual double
+  GetWorstCaseBytesPerPixel(const Request & request) const = 0;
+
+  /** That memory the engine can have now, its own buffers included; UINT64_MAX: no bound of its own. */
+  virtual std::uint64_t
+  GetAvailableMemory() const = 0;
 };
+
+/** The basic columns of the components with sums `sums` (component k to row k, or to row newIndex[k], removed
+ * ones nowhere) on `numberOfThreads` host threads: the CPU engine's and the slab engine's WriteBasicColumns(). */
+CudaConnectedComponentAnalysis_EXPORT void
+WriteBasicColumnsOfSums(const std::vector<ComponentSums> & sums, const BasicGeometry & geometry,
+                        const BasicColumns & columns, const std::uint64_t * newIndex, unsigned numberOfThreads);
 
 /** The CPU engine: available everywhere. It starts at most `numberOfThreads` threads (0: all hardware
  * threads) and cuts the image into `numberOfWorkUnits` blocks of rows (0: one per thread), handed out to its

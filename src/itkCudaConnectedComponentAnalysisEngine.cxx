@@ -26,6 +26,7 @@
 #include "itkCCAEngine.h"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
+#include "itkCCASlabEngine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -159,13 +160,15 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   }
 
   std::unique_ptr<cca::Engine> engine;
-  Backend                      engineBackend{ Backend::Automatic };
-  int                          engineDeviceId{ -1 };
-  unsigned                     engineThreads{ 0 };
-  unsigned                     engineWorkUnits{ 0 };
-  Backend                      used{ Backend::Automatic };
-  std::string                  description;
-  std::uint64_t                pixels{ 0 }; ///< of the last Analyze()
+  /** Over `engine`, where the last Analyze() cut the image into slabs (Request::memoryBudget, issue 22). */
+  std::unique_ptr<cca::SlabEngine> slabEngine;
+  Backend                          engineBackend{ Backend::Automatic };
+  int                              engineDeviceId{ -1 };
+  unsigned                         engineThreads{ 0 };
+  unsigned                         engineWorkUnits{ 0 };
+  Backend                          used{ Backend::Automatic };
+  std::string                      description;
+  std::uint64_t                    pixels{ 0 }; ///< of the last Analyze()
   /** The last Analyze()'s post-processing, when it had one: the kept components and their sums. */
   std::uint64_t                   originalCount{ 0 };
   unsigned                        numberOfThreads{ 0 }; ///< of the last Analyze(): the filter's work units
@@ -284,7 +287,24 @@ struct CudaConnectedComponentAnalysisEngine::Internals
     {
       throw Error("no successful Analyze() before");
     }
-    return *engine;
+    return slabEngine ? *slabEngine : *engine;
+  }
+
+  /** `request` on `chosen`, whole or, where it needs more than the engine can take (Request::memoryBudget, the
+   * engine's pixel limit), in slabs. */
+  std::uint64_t
+  AnalyzeWholeOrInSlabs(cca::Engine & chosen, const Request & request, unsigned numberOfThreads)
+  {
+    slabEngine.reset();
+    const std::uint64_t planesPerSlab = cca::PlanesPerSlab(chosen, request);
+    if (planesPerSlab == 0)
+    {
+      return chosen.Analyze(request);
+    }
+    auto                slabs = std::make_unique<cca::SlabEngine>(chosen, numberOfThreads);
+    const std::uint64_t count = slabs->AnalyzeInSlabs(request, planesPerSlab);
+    slabEngine = std::move(slabs);
+    return count;
   }
 };
 
@@ -366,7 +386,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     std::uint64_t count = 0;
     try
     {
-      count = engine->Analyze(request);
+      count = in.AnalyzeWholeOrInSlabs(*engine, request, numberOfThreads);
     }
     catch (const cca::Unavailable & e)
     {
@@ -377,11 +397,11 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       }
       ReportCPUFallbackOnce(e.what());
       engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
-      count = engine->Analyze(request);
+      count = in.AnalyzeWholeOrInSlabs(*engine, request, numberOfThreads);
     }
     in.used = in.engineBackend;
     in.pixels = request.NumberOfPixels();
-    in.description = engine->GetDescription();
+    in.description = in.Analyzed().GetDescription();
     in.originalCount = count;
     in.numberOfThreads = numberOfThreads;
     in.batchDimension = request.dimension;
@@ -395,7 +415,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       in.selectedSums = std::vector<cca::ComponentSums>();
       return count;
     }
-    const auto & sums = engine->GetFeatures();
+    const auto & sums = in.Analyzed().GetFeatures();
     in.selection =
       cca::SelectComponents(sums, r.postProcessing, r.pixelVolume, request.dimension - 1, request.batchExtent);
     in.selectedSums.resize(in.selection.order.size());
@@ -405,6 +425,12 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     }
     return static_cast<std::uint64_t>(in.selection.order.size());
   });
+}
+
+std::uint64_t
+CudaConnectedComponentAnalysisEngine::GetNumberOfSlabs() const
+{
+  return m_Internals->slabEngine ? m_Internals->slabEngine->GetNumberOfSlabs() : 1;
 }
 
 std::uint64_t

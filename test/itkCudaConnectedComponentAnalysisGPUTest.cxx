@@ -129,6 +129,8 @@ OutOfMemory()
   auto filter = FilterType::New();
   filter->SetInput(image);
   filter->SetBackend(Backend::CUDA);
+  // A budget far above what is free: the engine takes the image whole, and runs out.
+  filter->SetMemoryBudget(SizeValueType{ 1 } << 40);
   try
   {
     filter->Update();
@@ -139,6 +141,33 @@ OutOfMemory()
     std::cout << "expected exception: " << text << std::endl;
     threw = text.find("out of memory") != std::string::npos;
   }
+  // The default budget (what the device has free): with about 64 MB given back, the image is labeled in slabs.
+  std::size_t free = 0;
+  std::size_t total = 0;
+  while (!hogs.empty() && cudaMemGetInfo(&free, &total) == cudaSuccess && free < (std::size_t{ 64 } << 20))
+  {
+    cudaFree(hogs.back());
+    hogs.pop_back();
+  }
+  std::cout << "free for the slabs: " << (free >> 20) << " MB" << std::endl;
+  bool slabbed = false;
+  try
+  {
+    auto inSlabs = FilterType::New();
+    inSlabs->SetInput(image);
+    inSlabs->SetBackend(Backend::CUDA);
+    inSlabs->Update();
+    auto reference = ConnectedComponentImageFilter<UCharImage, LabelImage>::New();
+    reference->SetInput(image);
+    reference->Update();
+    std::cout << "labeled in " << inSlabs->GetNumberOfSlabs() << " slabs" << std::endl;
+    slabbed = inSlabs->GetNumberOfSlabs() > 1 &&
+              SameImage(inSlabs->GetOutput(), reference->GetOutput(), "in slabs under the default budget");
+  }
+  catch (const ExceptionObject & e)
+  {
+    std::cerr << "in slabs: " << e.GetDescription() << std::endl;
+  }
   for (void * p : hogs)
   {
     cudaFree(p);
@@ -146,6 +175,11 @@ OutOfMemory()
   if (!threw)
   {
     std::cerr << "no out-of-memory exception" << std::endl;
+    return false;
+  }
+  if (!slabbed)
+  {
+    std::cerr << "not labeled in slabs under the default budget" << std::endl;
     return false;
   }
   // The engine recovers once memory is back.

@@ -277,7 +277,7 @@ SameDownstream(typename TFilter::Pointer onOurs, typename TFilter::Pointer onITK
 template <unsigned D, bool VStatisticsLabelMap>
 bool
 RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Size<D>> & sizes, unsigned workUnits = 0,
-         bool coarse = false)
+         bool coarse = false, SizeValueType memoryBudget = 0)
 {
   using InputImageType = Image<unsigned char, D>;
   using LabelImageType = Image<unsigned int, D>;
@@ -358,7 +358,14 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
         ours->SetComputePerimeter(!extras);
         ours->SetComputeFeretDiameter(extras);
         ours->SetComputeOrientedBoundingBox(extras);
+        ours->SetMemoryBudget(memoryBudget);
         ours->Update();
+        // A budget of one byte: one plane per slab (issue 22), every plane a cut.
+        if (memoryBudget == 1 && ours->GetNumberOfSlabs() != (D > 1 ? size[D - 1] : 1))
+        {
+          std::cerr << what.str() << ": " << ours->GetNumberOfSlabs() << " slabs, one per plane expected" << std::endl;
+          return false;
+        }
 
         auto cc = ConnectedComponentImageFilter<InputImageType, LabelImageType>::New();
         cc->SetInput(image);
@@ -444,6 +451,8 @@ itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
   const unsigned dimension = std::stoul(argv[3]);
   const bool     extras = std::stoi(argv[4]) != 0;
   const bool     statistics = argc > 5 && std::string(argv[5]) == "statistics";
+  // "slabs": the image labeled in slabs of one plane (a memory budget of one byte), each plane a cut to merge.
+  const bool slabs = argc > 5 && std::string(argv[5]) == "slabs";
   // "blocks": images large enough for the CPU engine to split into several blocks of rows, on 8 work units
   // whatever the machine: a component's lines then come from several blocks, placed by several threads,
   // and must still be in ITK's order.
@@ -460,6 +469,18 @@ itkCudaConnectedComponentAnalysisLabelMapTest(int argc, char * argv[])
     using S = Size<3>;
     const std::vector<S> sizes{ S{ { 129, 101, 71 } } };
     ok = RunSweep<3, false>(backend, fully, extras, sizes, 8, true);
+  }
+  else if (slabs && dimension == 2)
+  {
+    using S = Size<2>;
+    const std::vector<S> sizes{ S{ { 1, 40 } }, S{ { 31, 33 } }, S{ { 157, 93 } } };
+    ok = RunSweep<2, false>(backend, fully, extras, sizes, 0, true, 1);
+  }
+  else if (slabs)
+  {
+    using S = Size<3>;
+    const std::vector<S> sizes{ S{ { 1, 1, 30 } }, S{ { 17, 19, 23 } } };
+    ok = RunSweep<3, false>(backend, fully, extras, sizes, 0, true, 1);
   }
   else if (dimension == 2)
   {

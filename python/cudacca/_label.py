@@ -29,16 +29,23 @@ def _analysis():
 
 
 def _analyze(analysis, inp, image, mask, fully, backend, device, threads, min_size, min_physical_size, keep, sort,
-             pixel_volume, shape_sums, perimeter, batch_extent=0):
+             pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0):
     """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
     count = analysis.run(image, mask, fully, backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
-                         bool(perimeter), int(inp.stream), int(batch_extent))
+                         bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget))
     text = _core.take_warning()
     if text:
         warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=3)  # the user's call of label()/label_batch()
     return count
+
+
+def _non_negative(value, name):
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"{name} must not be negative")
+    return value
 
 
 def _fully_connected(connectivity, ndim):
@@ -115,6 +122,7 @@ def label(
     backend="auto",
     device=0,
     threads=0,
+    memory_budget=0,
 ):
     """Labels the connected components of `image` and, with `return_table`, measures them.
 
@@ -145,6 +153,10 @@ def label(
         always run on their own GPU.
     device: the CUDA device for host arrays.
     threads: CPU engine threads (0: all).
+    memory_budget: the most working memory, in bytes, one analysis may take (GPU memory for the CUDA engine),
+        counted at its worst case per pixel; a host image that needs more is labelled in slabs along its first
+        axis and merged, with the same result. 0 (default): the GPU's free memory, and slabs below 2^32
+        pixels for larger images; the CPU engine then takes images whole.
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
@@ -197,7 +209,8 @@ def label(
     count = _analyze(analysis, inp, _arrays.foreground(inp, background),
                      mask_input.array if mask_input is not None else None, fully, backend, device, threads,
                      min_size, min_physical_size, keep, sort, pixel_volume,
-                     _table.needs_shape_sums(names), _table.needs_perimeter(names))
+                     _table.needs_shape_sums(names), _table.needs_perimeter(names),
+                     memory_budget=_non_negative(memory_budget, "memory_budget"))
 
     label_dtype = _label_dtype(dtype, count, inp.library)
     labels = inp.empty(label_dtype)

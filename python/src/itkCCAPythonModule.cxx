@@ -145,7 +145,8 @@ public:
   std::uint64_t
   Run(const Array & image, const std::optional<Array> & mask, bool fullyConnected, const std::string & backendName,
       int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
-      double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent)
+      double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent,
+      std::uint64_t memoryBudget)
   {
     m_Valid = false;
     itk::cca::Request r;
@@ -202,6 +203,7 @@ public:
     r.hostFeatures = false; // the table's columns come from the device's per-sum arrays (WriteBasicColumns)
     r.stream = reinterpret_cast<void *>(stream);
     r.batchExtent = batchExtent;
+    r.memoryBudget = memoryBudget;
     Backend backend = Backend::Automatic;
     if (backendName == "cuda")
     {
@@ -351,6 +353,12 @@ public:
     m_Engine.WriteBasicColumns(geometry, c);
   }
 
+  std::uint64_t
+  NumberOfSlabs() const
+  {
+    return m_Engine.GetNumberOfSlabs();
+  }
+
   std::string
   BackendUsed() const
   {
@@ -451,7 +459,8 @@ NB_MODULE(_core, m)
          nb::arg("shape_sums"),
          nb::arg("perimeter"),
          nb::arg("stream"),
-         nb::arg("batch_extent") = 0)
+         nb::arg("batch_extent") = 0,
+         nb::arg("memory_budget") = 0)
     .def("write_labels",
          &Analysis::WriteLabels,
          nb::arg("out"),
@@ -478,7 +487,8 @@ NB_MODULE(_core, m)
          nb::arg("threads"))
     .def_prop_ro("backend_used", &Analysis::BackendUsed)
     .def_prop_ro("description", &Analysis::Description)
-    .def_prop_ro("original_count", &Analysis::OriginalCount);
+    .def_prop_ro("original_count", &Analysis::OriginalCount)
+    .def_prop_ro("number_of_slabs", &Analysis::NumberOfSlabs);
 
   m.def("take_warning", []() {
     std::lock_guard<std::mutex> lock(warningMutex);

@@ -247,6 +247,12 @@ struct Request
    * `batchExtent` indices long, labeled each on its own: no component reaches from one image into the next.
    * 0: one image. Must divide the slowest axis' size; the basic features only (no shape sums). */
   std::uint64_t batchExtent = 0;
+  /** The most working memory, in bytes, one analysis may take (the CUDA engine: device memory; the CPU engine:
+   * host memory besides the image and the outputs), counted at its worst case per pixel: an image that needs
+   * more is labeled in slabs along its slowest axis (issue 22), with the same result. 0: automatic (the CUDA
+   * engine: the device's free memory, and slabs of fewer than 2^32 pixels past its 32-bit indices; the CPU
+   * engine: no slabs). Host images of 2 or 3 dimensions, not batches. */
+  std::uint64_t memoryBudget = 0;
 
   std::uint64_t
   NumberOfPixels() const

@@ -1,0 +1,45 @@
+"""Slabs (issue 22): an image labelled under a memory budget that cuts it into slabs along its first axis gives
+the labels and every table column of the whole image, on each engine."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import cudacca
+from cudacca import _label
+from conftest import BACKENDS, DENSITY_GRANULARITY, random_image
+
+
+def columns_equal(a, b):
+    assert list(a.keys()) == list(b.keys())
+    for name in a:
+        np.testing.assert_array_equal(np.asarray(a[name]), np.asarray(b[name]), err_msg=name)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(40, 1), (45, 77), (13, 17, 19), (30, 1, 1), (40, 9, 33)])
+@pytest.mark.parametrize("budget", [1, 200_000])
+def test_slabbed_equals_whole(backend, shape, budget):
+    for full, (d, g) in itertools.product([False, True], DENSITY_GRANULARITY):
+        image = random_image(shape, d, g, seed=sum(shape) + int(d * 10) + g)
+        kwargs = dict(connectivity="full" if full else "face", return_table=True, properties="all", backend=backend,
+                      spacing=(0.5,) * (len(shape) - 1) + (2.0,))
+        labels, table = cudacca.label(image, **kwargs)
+        slab_labels, slab_table = cudacca.label(image, memory_budget=budget, **kwargs)
+        if budget == 1:  # one plane per slab
+            assert _label._analysis().number_of_slabs == shape[0]  # (this thread's analysis)
+        np.testing.assert_array_equal(slab_labels, labels)
+        columns_equal(slab_table, table)
+        # post-processing decided on the merged components
+        kept = cudacca.label(image, min_size=3, keep_largest=5, sort=True, connectivity=kwargs["connectivity"],
+                             backend=backend)
+        np.testing.assert_array_equal(
+            cudacca.label(image, min_size=3, keep_largest=5, sort=True, connectivity=kwargs["connectivity"],
+                          backend=backend, memory_budget=budget),
+            kept)
+
+
+def test_a_negative_budget_is_refused():
+    with pytest.raises(ValueError, match="memory_budget"):
+        cudacca.label(np.ones((4, 4), np.uint8), memory_budget=-1)

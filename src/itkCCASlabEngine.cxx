@@ -1,0 +1,460 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The slab engine (itkCCASlabEngine.h): the slabs analyzed one after the other by the inner engine, their faces'
+// labels kept, the merge (itkCCASlabFaces.cxx); then the outputs slab by slab through per-slab tables.
+#include "itkCCASlabEngine.h"
+
+#include "itkCCAParallelFor.h"
+
+#include <algorithm>
+#include <array>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+namespace itk
+{
+namespace cca
+{
+
+std::uint64_t
+PlanesPerSlab(const Engine & engine, const Request & request)
+{
+  if (request.dimension < 2 || request.inputOnDevice || request.batchExtent != 0)
+  {
+    return 0;
+  }
+  const unsigned      axis = request.dimension - 1;
+  const std::uint64_t planes = request.size[axis];
+  const std::uint64_t planePixels = request.NumberOfPixels() / planes;
+  // Below 2^32 pixels in any case: each slab's labels of its face planes are 32-bit.
+  const std::uint64_t maxPixels = std::min<std::uint64_t>(engine.GetMaximumPixels(), 0xfffffffeu);
+  const std::uint64_t byPixels = maxPixels / planePixels;
+  if (byPixels == 0)
+  {
+    return 0; // not even one plane: the engine says why
+  }
+  const std::uint64_t budget = request.memoryBudget != 0 ? request.memoryBudget : engine.GetAvailableMemory();
+  std::uint64_t       byBudget = planes;
+  if (budget != UINT64_MAX)
+  {
+    const double planeBytes = engine.GetWorstCaseBytesPerPixel(request) * static_cast<double>(planePixels);
+    byBudget =
+      static_cast<std::uint64_t>(std::min(static_cast<double>(planes), static_cast<double>(budget) / planeBytes));
+  }
+  const std::uint64_t perSlab = std::max<std::uint64_t>(1, std::min(byPixels, byBudget));
+  return perSlab >= planes ? 0 : perSlab;
+}
+
+SlabEngine::SlabEngine(Engine & inner, unsigned numberOfThreads)
+  : m_Inner(inner)
+  , m_NumberOfThreads(numberOfThreads)
+{}
+
+unsigned
+SlabEngine::Threads(unsigned numberOfThreads) const
+{
+  const unsigned n = numberOfThreads != 0 ? numberOfThreads : m_NumberOfThreads;
+  return n != 0 ? n : std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::string
+SlabEngine::GetName() const
+{
+  return m_Inner.GetName();
+}
+
+std::string
+SlabEngine::GetDescription() const
+{
+  const SlabPlan & plan = m_Faces.plan;
+  return m_Inner.GetDescription() + ", in " + std::to_string(plan.NumberOfSlabs()) + " slabs of up to " +
+         std::to_string(plan.NumberOfSlabs() ? plan.firstPlane[1] : 0) + " planes";
+}
+
+std::uint64_t
+SlabEngine::Analyze(const Request & request)
+{
+  const std::uint64_t perSlab = PlanesPerSlab(m_Inner, request);
+  return AnalyzeInSlabs(request, perSlab != 0 ? perSlab : request.size[request.dimension - 1]);
+}
+
+Request
+SlabEngine::SlabRequest(std::size_t s) const
+{
+  const SlabPlan &    plan = m_Faces.plan;
+  Request             slab = m_Request;
+  const std::uint64_t first = plan.firstPlane[s];
+  slab.size[plan.axis] = plan.firstPlane[s + 1] - first;
+  slab.input =
+    static_cast<const char *>(m_Request.input) + first * plan.planePixels * ScalarKindSize(m_Request.inputKind);
+  if (m_Request.mask)
+  {
+    slab.mask =
+      static_cast<const char *>(m_Request.mask) + first * plan.planePixels * ScalarKindSize(m_Request.maskKind);
+  }
+  slab.postProcessing = PostProcessing();
+  slab.memoryBudget = 0;
+  slab.hostFeatures = true;
+  return slab;
+}
+
+std::uint64_t
+SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
+{
+  m_Analyzed = false;
+  ValidateRequest(request, UINT64_MAX, "64-bit");
+  if (request.dimension < 2 || request.inputOnDevice || request.batchExtent != 0)
+  {
+    throw Error("only host images of 2 or 3 dimensions, not batches, are labeled in slabs");
+  }
+  m_Request = request;
+  SlabPlan & plan = m_Faces.plan;
+  plan.axis = request.dimension - 1;
+  const std::uint64_t planes = request.size[plan.axis];
+  plan.planePixels = request.NumberOfPixels() / planes;
+  plan.firstPlane.clear();
+  for (std::uint64_t p = 0; p < planes; p += std::max<std::uint64_t>(planesPerSlab, 1))
+  {
+    plan.firstPlane.push_back(p);
+  }
+  plan.firstPlane.push_back(planes);
+  const std::size_t numSlabs = plan.NumberOfSlabs();
+  m_Faces.size = request.size;
+  m_Faces.fullyConnected = request.fullyConnected;
+  m_Faces.firstComponent.assign(1, 0);
+  m_Faces.firstPlaneLabels.assign(numSlabs, {});
+  m_Faces.lastPlaneLabels.assign(numSlabs, {});
+
+  // Each slab on its own; its sums moved to the image's indices, its face planes' labels kept.
+  std::vector<ComponentSums> pieces;
+  const std::uint64_t        rowsPerPlane = plan.axis == 2 ? request.size[1] : 1;
+  for (std::size_t s = 0; s < numSlabs; ++s)
+  {
+    const std::uint64_t count = m_Inner.Analyze(SlabRequest(s));
+    m_HeldSlab = s;
+    const auto & sums = m_Inner.GetFeatures();
+    for (std::uint64_t k = 0; k < count; ++k)
+    {
+      pieces.push_back(sums[k]);
+      ShiftSums(pieces.back(), plan.axis, plan.firstPlane[s], request.computeShapeSums);
+    }
+    m_Faces.firstComponent.push_back(m_Faces.firstComponent.back() + count);
+    auto facePlane = [&](std::vector<std::uint32_t> & labels, std::uint64_t plane) {
+      labels.resize(plan.planePixels);
+      LabelOutput output;
+      output.data = labels.data();
+      output.kind = ScalarKind::UInt32;
+      output.skipValue = 0; // 1-based
+      output.firstRow = plane * rowsPerPlane;
+      output.numberOfRows = rowsPerPlane;
+      m_Inner.WriteLabels(output);
+    };
+    if (s > 0)
+    {
+      facePlane(m_Faces.firstPlaneLabels[s], 0);
+    }
+    if (s + 1 < numSlabs)
+    {
+      facePlane(m_Faces.lastPlaneLabels[s], plan.firstPlane[s + 1] - plan.firstPlane[s] - 1);
+    }
+  }
+
+  // The merge: one component per set of pieces touching across faces, in ITK's order, the cut undone.
+  const std::uint64_t count = m_Faces.Merge(m_MergedOf);
+  if (request.computeShapeSums)
+  {
+    m_Faces.CorrectCutSums(m_MergedOf, request.computePerimeter, pieces);
+  }
+  if (request.computePerimeter && !request.fullyConnected)
+  {
+    CorrectSplitPieces(pieces);
+  }
+  m_Sums.clear();
+  m_Sums.reserve(static_cast<std::size_t>(count));
+  for (std::size_t id = 0; id < pieces.size(); ++id)
+  {
+    if (m_MergedOf[id] == m_Sums.size())
+    {
+      m_Sums.push_back(pieces[id]); // the component's first piece
+    }
+    else
+    {
+      AddSums(pieces[id], m_Sums[static_cast<std::size_t>(m_MergedOf[id])]);
+    }
+  }
+  m_Analyzed = true;
+  return count;
+}
+
+void
+SlabEngine::CorrectSplitPieces(std::vector<ComponentSums> & pieces)
+{
+  const SlabPlan &    plan = m_Faces.plan;
+  const std::uint64_t rowsPerPlane = plan.axis == 2 ? m_Request.size[1] : 1;
+  for (const std::size_t s : SlabOrder())
+  {
+    // The slab's pieces that share their merged component with another of its pieces, and their planes.
+    const std::uint64_t                                  first = m_Faces.firstComponent[s];
+    const std::uint64_t                                  count = m_Faces.firstComponent[s + 1] - first;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> byMerged(static_cast<std::size_t>(count));
+    for (std::uint64_t l = 0; l < count; ++l)
+    {
+      byMerged[l] = { m_MergedOf[first + l], l };
+    }
+    std::sort(byMerged.begin(), byMerged.end());
+    std::vector<std::uint8_t> split(static_cast<std::size_t>(count), 0);
+    std::uint64_t             firstPlane = UINT64_MAX;
+    std::uint64_t             lastPlane = 0;
+    for (std::size_t i = 0; i < byMerged.size(); ++i)
+    {
+      const bool shared = (i > 0 && byMerged[i - 1].first == byMerged[i].first) ||
+                          (i + 1 < byMerged.size() && byMerged[i + 1].first == byMerged[i].first);
+      if (shared)
+      {
+        const ComponentSums & piece = pieces[first + byMerged[i].second];
+        split[byMerged[i].second] = 1;
+        firstPlane = std::min(firstPlane, piece.boundingBoxMin[plan.axis] - plan.firstPlane[s]);
+        lastPlane = std::max(lastPlane, piece.boundingBoxMax[plan.axis] - plan.firstPlane[s]);
+      }
+    }
+    if (firstPlane == UINT64_MAX)
+    {
+      continue;
+    }
+    // Their rows' labels, again from the inner engine.
+    HoldSlab(s);
+    std::vector<std::uint32_t> labels((lastPlane - firstPlane + 1) * plan.planePixels);
+    LabelOutput                output;
+    output.data = labels.data();
+    output.kind = ScalarKind::UInt32;
+    output.skipValue = 0;
+    output.firstRow = firstPlane * rowsPerPlane;
+    output.numberOfRows = (lastPlane - firstPlane + 1) * rowsPerPlane;
+    m_Inner.WriteLabels(output);
+    m_Faces.CorrectSplitContacts(s, labels, output.firstRow, split, m_MergedOf, pieces);
+  }
+}
+
+void
+SlabEngine::HoldSlab(std::size_t s)
+{
+  if (m_HeldSlab == s)
+  {
+    return;
+  }
+  const std::uint64_t count = m_Inner.Analyze(SlabRequest(s));
+  m_HeldSlab = s;
+  if (count != m_Faces.firstComponent[s + 1] - m_Faces.firstComponent[s])
+  {
+    throw Error("the image changed between the analyses of its slabs");
+  }
+}
+
+std::vector<std::size_t>
+SlabEngine::SlabOrder() const
+{
+  std::vector<std::size_t> order(1, m_HeldSlab);
+  for (std::size_t s = 0; s < m_Faces.plan.NumberOfSlabs(); ++s)
+  {
+    if (s != m_HeldSlab)
+    {
+      order.push_back(s);
+    }
+  }
+  return order;
+}
+
+void
+SlabEngine::SlabTable(std::size_t s, const std::uint64_t * newIndex, std::vector<std::uint64_t> & table) const
+{
+  const std::uint64_t first = m_Faces.firstComponent[s];
+  table.resize(static_cast<std::size_t>(m_Faces.firstComponent[s + 1] - first));
+  for (std::size_t l = 0; l < table.size(); ++l)
+  {
+    const std::uint64_t merged = m_MergedOf[first + l];
+    table[l] = newIndex ? newIndex[merged] : merged;
+  }
+}
+
+const std::vector<ComponentSums> &
+SlabEngine::GetFeatures() const
+{
+  return m_Sums;
+}
+
+void
+SlabEngine::WriteLabels(const LabelOutput & output)
+{
+  if (!m_Analyzed)
+  {
+    throw Error("WriteLabels() called before a successful Analyze()");
+  }
+  if (output.numberOfRows != 0)
+  {
+    throw Error("the slab engine writes whole label images");
+  }
+  // Each slab's labels in the output type, through its table, into its part of the output.
+  const std::size_t          planeBytes = m_Faces.plan.planePixels * ScalarKindSize(output.kind);
+  std::vector<std::uint64_t> table;
+  for (const std::size_t s : SlabOrder())
+  {
+    HoldSlab(s);
+    SlabTable(s, output.newIndex, table);
+    LabelOutput slab = output;
+    slab.data = static_cast<char *>(output.data) + m_Faces.plan.firstPlane[s] * planeBytes;
+    slab.newIndex = table.data();
+    m_Inner.WriteLabels(slab);
+  }
+}
+
+void
+SlabEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
+                        Lines & lines)
+{
+  if (!m_Analyzed)
+  {
+    throw Error("ExportLines() called before a successful Analyze()");
+  }
+  const SlabPlan &  plan = m_Faces.plan;
+  const std::size_t numSlabs = plan.NumberOfSlabs();
+  // Each slab's lines, grouped by its own components.
+  std::vector<Lines> slabLines(numSlabs);
+  for (const std::size_t s : SlabOrder())
+  {
+    HoldSlab(s);
+    LineLayout slabLayout = layout;
+    slabLayout.start[plan.axis] += static_cast<std::int64_t>(plan.firstPlane[s]);
+    m_Inner.ExportLines(slabLayout, RunSelection(), numberOfThreads, slabLines[s]);
+  }
+  // Regrouped by merged component (or its new index): the slabs in order; where several pieces of one component
+  // lie in one slab, their lines sorted back into raster order.
+  const std::size_t numGroups = static_cast<std::size_t>(selection.newIndex ? selection.numKept : m_Sums.size());
+  auto              groupOf = [&](std::uint64_t id) {
+    const std::uint64_t merged = m_MergedOf[id];
+    return selection.newIndex ? selection.newIndex[merged] : merged;
+  };
+  std::vector<std::uint64_t> firstLine(numGroups + 1, 0);
+  for (std::size_t s = 0; s < numSlabs; ++s)
+  {
+    const auto & own = slabLines[s].firstLine;
+    for (std::uint64_t l = 0; l + 1 < own.size(); ++l)
+    {
+      const std::uint64_t g = groupOf(m_Faces.firstComponent[s] + l);
+      if (g != UINT64_MAX)
+      {
+        firstLine[g + 1] += own[l + 1] - own[l];
+      }
+    }
+  }
+  std::partial_sum(firstLine.begin(), firstLine.end(), firstLine.begin());
+  ResizeLines(lines, numGroups, static_cast<std::size_t>(firstLine[numGroups]));
+  std::copy(firstLine.begin(), firstLine.end(), lines.firstLine.begin());
+  std::vector<std::uint64_t> cursor(firstLine.begin(), firstLine.end() - 1);
+  std::vector<std::uint64_t> segmentStart(numGroups);
+  std::vector<std::size_t>   segmentSlab(numGroups, numSlabs);
+  std::vector<std::uint64_t> order;
+  for (std::size_t s = 0; s < numSlabs; ++s)
+  {
+    const Lines &            own = slabLines[s];
+    std::vector<std::size_t> split; // groups with several pieces in this slab
+    for (std::uint64_t l = 0; l + 1 < own.firstLine.size(); ++l)
+    {
+      const std::uint64_t g = groupOf(m_Faces.firstComponent[s] + l);
+      if (g == UINT64_MAX)
+      {
+        continue;
+      }
+      if (segmentSlab[g] != s)
+      {
+        segmentSlab[g] = s;
+        segmentStart[g] = cursor[g];
+      }
+      else if (split.empty() || split.back() != g)
+      {
+        split.push_back(static_cast<std::size_t>(g));
+      }
+      for (std::uint64_t i = own.firstLine[l]; i < own.firstLine[l + 1]; ++i, ++cursor[g])
+      {
+        lines.index[cursor[g]] = own.index[i];
+        lines.length[cursor[g]] = own.length[i];
+      }
+    }
+    std::sort(split.begin(), split.end());
+    split.erase(std::unique(split.begin(), split.end()), split.end());
+    for (const std::size_t g : split)
+    {
+      // z, y, x: lines of one component never overlap, so the index alone orders them.
+      const std::uint64_t begin = segmentStart[g];
+      const std::uint64_t end = cursor[g];
+      order.resize(static_cast<std::size_t>(end - begin));
+      std::iota(order.begin(), order.end(), begin);
+      std::sort(order.begin(), order.end(), [&lines](std::uint64_t a, std::uint64_t b) {
+        const auto & ia = lines.index[a];
+        const auto & ib = lines.index[b];
+        return std::make_tuple(ia[2], ia[1], ia[0]) < std::make_tuple(ib[2], ib[1], ib[0]);
+      });
+      std::vector<std::array<std::int64_t, MaxDimension>> index(order.size());
+      std::vector<std::uint64_t>                          length(order.size());
+      for (std::size_t i = 0; i < order.size(); ++i)
+      {
+        index[i] = lines.index[order[i]];
+        length[i] = lines.length[order[i]];
+      }
+      std::copy(index.begin(), index.end(), lines.index.begin() + static_cast<std::ptrdiff_t>(begin));
+      std::copy(length.begin(), length.end(), lines.length.begin() + static_cast<std::ptrdiff_t>(begin));
+    }
+    slabLines[s] = Lines(); // freed as soon as it is copied
+  }
+}
+
+void
+SlabEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns,
+                              const std::uint64_t * newIndex)
+{
+  if (!m_Analyzed)
+  {
+    throw Error("WriteBasicColumns() called before a successful Analyze()");
+  }
+  if (columns.batchStride != 0)
+  {
+    throw Error("the slab engine labels no batches");
+  }
+  WriteBasicColumnsOfSums(m_Sums, geometry, columns, newIndex, Threads(0));
+}
+
+std::uint64_t
+SlabEngine::GetMaximumPixels() const
+{
+  return UINT64_MAX;
+}
+
+double
+SlabEngine::GetWorstCaseBytesPerPixel(const Request & request) const
+{
+  return m_Inner.GetWorstCaseBytesPerPixel(request);
+}
+
+std::uint64_t
+SlabEngine::GetAvailableMemory() const
+{
+  return m_Inner.GetAvailableMemory();
+}
+
+} // namespace cca
+} // namespace itk

@@ -1,0 +1,176 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The slab engine (issue 22): an image too large for one analysis of an engine -- past the CUDA engine's 32-bit
+// indices or past the memory budget (Request::memoryBudget) -- labeled as slabs of whole planes along its
+// slowest axis (z in 3-D, y in 2-D) by that engine, one after the other, and merged on the host: the
+// components touching across each face between two slabs are united, numbered in raster order of their first
+// pixel (ITK's numbering), and their sums added, with the sums that the cut falsified (border pixels and faces
+// on the cut, perimeter intercepts across it) corrected from the two planes of each face. The result is the one
+// unsliced analysis would give, bit for bit. The label image and the LabelMap's lines come from the inner engine
+// again, slab by slab (analyzed again where it holds another slab), through a table from each slab's components
+// to the merged ones: labels in the output type, on the device for the CUDA engine, straight into the output.
+#ifndef itkCCASlabEngine_h
+#define itkCCASlabEngine_h
+
+#include "itkCCAEngine.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace itk
+{
+namespace cca
+{
+
+/** How a request is cut: slab s holds the planes [firstPlane[s], firstPlane[s + 1]) of the slowest axis. */
+struct SlabPlan
+{
+  unsigned                   axis = 1;        ///< the slowest axis (dimension - 1)
+  std::uint64_t              planePixels = 0; ///< pixels of one plane
+  std::vector<std::uint64_t> firstPlane;      ///< one more than the slabs
+
+  std::size_t
+  NumberOfSlabs() const
+  {
+    return firstPlane.empty() ? 0 : firstPlane.size() - 1;
+  }
+};
+
+/** The planes per slab that `engine` should take for `request`, or 0 where it takes the image whole (or cannot
+ * be cut: one dimension, a device image, a batch, a plane past the engine's limits): within the engine's
+ * pixel limit, and within the memory budget (the request's, or with 0 what the engine has available) at
+ * the engine's worst case per pixel. */
+std::uint64_t
+PlanesPerSlab(const Engine & engine, const Request & request);
+
+/** The equivalences and corrections across the faces of a slabbed analysis (itkCCASlabFaces.cxx). Component
+ * ids are global: slab s's local component l (1-based in its labels) is firstComponent[s] + l - 1. */
+struct SlabFaces
+{
+  SlabPlan                                plan;
+  std::array<std::uint64_t, MaxDimension> size{ { 1, 1, 1 } };
+  bool                                    fullyConnected = false;
+  std::vector<std::uint64_t>              firstComponent; ///< one more than the slabs
+  /** Per slab, the labels (uint32, 1-based, 0 background) of its first and of its last plane, where they
+   * touch another slab (empty otherwise). */
+  std::vector<std::vector<std::uint32_t>> firstPlaneLabels, lastPlaneLabels;
+
+  /** The merged component of every global component id (raster order of first pixels: ITK's numbering), and
+   * how many there are. */
+  std::uint64_t
+  Merge(std::vector<std::uint64_t> & mergedOf) const;
+
+  /** Undoes in `sums` (per global component id, the cut axis already shifted) what the cut falsified: the
+   * pixels and faces of inner cut planes taken as border, and the intercepts across a cut between pixels that
+   * end up in one component. */
+  void
+  CorrectCutSums(const std::vector<std::uint64_t> & mergedOf, bool perimeter, std::vector<ComponentSums> & sums) const;
+
+  /** Face connectivity only: two pieces of one slab that the merge joins (through other slabs) may touch inside
+   * the slab at an edge or a corner, which the slab's analysis counted as intercepts (another component) and
+   * the whole one does not. `labels` holds the slab's rows [firstRow, firstRow + rows.size()/width) (uint32,
+   * 1-based), covering every such piece; `split[l]` marks the slab's local component l + 1 as one of them. */
+  void
+  CorrectSplitContacts(std::size_t slab, const std::vector<std::uint32_t> & labels, std::uint64_t firstRow,
+                       const std::vector<std::uint8_t> & split, const std::vector<std::uint64_t> & mergedOf,
+                       std::vector<ComponentSums> & sums) const;
+};
+
+/** Moves a slab's sums from its own indices to the image's: `offset` planes along `axis`. */
+void
+ShiftSums(ComponentSums & sums, unsigned axis, std::uint64_t offset, bool shapeSums);
+
+/** Adds the sums `piece` of a piece of a component into its merged sums `merged`. */
+void
+AddSums(const ComponentSums & piece, ComponentSums & merged);
+
+/** An Engine over another one, which it drives slab by slab: see the top of this file. */
+class SlabEngine final : public Engine
+{
+public:
+  /** `inner` must outlive this engine; host work runs on `numberOfThreads` threads (0: all). */
+  SlabEngine(Engine & inner, unsigned numberOfThreads);
+
+  /** Analyzes `request` in slabs of `planesPerSlab` planes (the last one may be thinner). */
+  std::uint64_t
+  AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab);
+
+  std::size_t
+  GetNumberOfSlabs() const
+  {
+    return m_Faces.plan.NumberOfSlabs();
+  }
+
+  std::string
+  GetName() const override;
+  std::string
+  GetDescription() const override;
+  /** With PlanesPerSlab()'s slabs. */
+  std::uint64_t
+  Analyze(const Request & request) override;
+  const std::vector<ComponentSums> &
+  GetFeatures() const override;
+  void
+  WriteLabels(const LabelOutput & output) override;
+  void
+  ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
+              Lines & lines) override;
+  void
+  WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns,
+                    const std::uint64_t * newIndex) override;
+  std::uint64_t
+  GetMaximumPixels() const override;
+  double
+  GetWorstCaseBytesPerPixel(const Request & request) const override;
+  std::uint64_t
+  GetAvailableMemory() const override;
+
+private:
+  /** Slab s of the analyzed request, as a request of its own (no post-processing: that is the merged one's). */
+  Request
+  SlabRequest(std::size_t s) const;
+  /** CorrectSplitContacts() for each slab holding several pieces of one merged component. */
+  void
+  CorrectSplitPieces(std::vector<ComponentSums> & pieces);
+  /** Has the inner engine hold slab s's analysis, analyzing it again where it holds another. */
+  void
+  HoldSlab(std::size_t s);
+  /** The slabs in the order that analyzes least: the held one first. */
+  std::vector<std::size_t>
+  SlabOrder() const;
+  /** For slab s's components, their merged one's index, or with `newIndex` (the post-processing) that index's. */
+  void
+  SlabTable(std::size_t s, const std::uint64_t * newIndex, std::vector<std::uint64_t> & table) const;
+  unsigned
+  Threads(unsigned numberOfThreads) const;
+
+  Engine &                   m_Inner;
+  unsigned                   m_NumberOfThreads;
+  Request                    m_Request;
+  SlabFaces                  m_Faces;
+  std::vector<std::uint64_t> m_MergedOf; ///< per global component id
+  std::vector<ComponentSums> m_Sums;     ///< per merged component
+  std::size_t                m_HeldSlab = 0;
+  bool                       m_Analyzed = false;
+};
+
+} // namespace cca
+} // namespace itk
+
+#endif

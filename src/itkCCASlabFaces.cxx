@@ -1,0 +1,338 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The merge of a slabbed analysis (itkCCASlabEngine.h): the components touching across each face between two
+// slabs united, the merged ones numbered in raster order of their first pixel, the slabs' sums moved to the
+// image's indices and added, and what the cut falsified undone, all from the two planes of labels at each face.
+#include "itkCCASlabEngine.h"
+
+#include <numeric>
+
+namespace itk
+{
+namespace cca
+{
+namespace
+{
+/** The slot of Σ(a b) among Σxx, Σyy, Σzz, Σxy, Σxz, Σyz. */
+constexpr unsigned
+ProductSlot(unsigned a, unsigned b)
+{
+  return a == b ? a : (a + b == 1 ? 3 : (a + b == 2 ? 4 : 5));
+}
+
+/** Union-find over global component ids, the smallest id of a set its root: the set's first pixel in raster
+ * order, since ids follow the slabs and, in each, the raster order of first pixels. */
+class SmallestRootForest
+{
+public:
+  explicit SmallestRootForest(std::uint64_t n)
+    : m_Parent(static_cast<std::size_t>(n))
+  {
+    std::iota(m_Parent.begin(), m_Parent.end(), std::uint64_t{ 0 });
+  }
+  std::uint64_t
+  Find(std::uint64_t id)
+  {
+    while (m_Parent[id] != id)
+    {
+      m_Parent[id] = m_Parent[m_Parent[id]]; // path halving
+      id = m_Parent[id];
+    }
+    return id;
+  }
+  void
+  Unite(std::uint64_t a, std::uint64_t b)
+  {
+    a = Find(a);
+    b = Find(b);
+    if (a < b)
+    {
+      m_Parent[b] = a;
+    }
+    else if (b < a)
+    {
+      m_Parent[a] = b;
+    }
+  }
+
+private:
+  std::vector<std::uint64_t> m_Parent;
+};
+
+/** The plane's extent: x, and y in 3-D (a 2-D image's plane is one row). */
+struct PlaneShape
+{
+  std::uint64_t width;
+  std::uint64_t height;
+};
+
+PlaneShape
+ShapeOfPlane(const SlabFaces & faces)
+{
+  return { faces.size[0], faces.plan.axis == 2 ? faces.size[1] : 1 };
+}
+
+/** Calls visit(i, j, dx, dy) for each pixel i of a plane and each pixel j = i + (dx, dy) of the next one, with
+ * |dx|, |dy| at most `reach` (0 or 1) and j inside the plane. */
+template <typename TVisit>
+void
+ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit)
+{
+  const auto w = static_cast<std::int64_t>(shape.width);
+  const auto h = static_cast<std::int64_t>(shape.height);
+  const int  reachY = h > 1 ? reach : 0;
+  for (std::int64_t y = 0; y < h; ++y)
+  {
+    for (std::int64_t x = 0; x < w; ++x)
+    {
+      const std::uint64_t i = static_cast<std::uint64_t>(y * w + x);
+      for (int dy = -reachY; dy <= reachY; ++dy)
+      {
+        if (y + dy < 0 || y + dy >= h)
+        {
+          continue;
+        }
+        for (int dx = -reach; dx <= reach; ++dx)
+        {
+          if (x + dx >= 0 && x + dx < w)
+          {
+            visit(i, static_cast<std::uint64_t>((y + dy) * w + x + dx), dx, dy);
+          }
+        }
+      }
+    }
+  }
+}
+} // namespace
+
+void
+ShiftSums(ComponentSums & sums, unsigned axis, std::uint64_t offset, bool shapeSums)
+{
+  // Modulo 2^64 like the engines' own sums, so that a wrapped sum stays the unsliced analysis's.
+  const std::uint64_t n = sums.numberOfPixels;
+  if (shapeSums)
+  {
+    for (unsigned b = 0; b < MaxDimension; ++b)
+    {
+      if (b != axis)
+      {
+        sums.indexProductSum[ProductSlot(axis, b)] += offset * sums.indexSum[b];
+      }
+    }
+    sums.indexProductSum[ProductSlot(axis, axis)] += 2 * offset * sums.indexSum[axis] + n * offset * offset;
+  }
+  sums.indexSum[axis] += n * offset;
+  sums.boundingBoxMin[axis] += offset;
+  sums.boundingBoxMax[axis] += offset;
+}
+
+void
+AddSums(const ComponentSums & piece, ComponentSums & merged)
+{
+  merged.numberOfPixels += piece.numberOfPixels;
+  for (unsigned d = 0; d < MaxDimension; ++d)
+  {
+    merged.boundingBoxMin[d] = std::min(merged.boundingBoxMin[d], piece.boundingBoxMin[d]);
+    merged.boundingBoxMax[d] = std::max(merged.boundingBoxMax[d], piece.boundingBoxMax[d]);
+    merged.indexSum[d] += piece.indexSum[d];
+    merged.borderFaces[d] += piece.borderFaces[d];
+  }
+  for (std::size_t i = 0; i < merged.indexProductSum.size(); ++i)
+  {
+    merged.indexProductSum[i] += piece.indexProductSum[i];
+  }
+  merged.numberOfPixelsOnBorder += piece.numberOfPixelsOnBorder;
+  for (std::size_t i = 0; i < merged.intercepts.size(); ++i)
+  {
+    merged.intercepts[i] += piece.intercepts[i];
+  }
+}
+
+std::uint64_t
+SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
+{
+  const std::uint64_t numIds = firstComponent.back();
+  SmallestRootForest  forest(numIds);
+  const PlaneShape    shape = ShapeOfPlane(*this);
+  for (std::size_t s = 0; s + 1 < plan.NumberOfSlabs(); ++s)
+  {
+    const std::uint32_t * below = lastPlaneLabels[s].data();
+    const std::uint32_t * above = firstPlaneLabels[s + 1].data();
+    const std::uint64_t   belowBase = firstComponent[s] - 1;
+    const std::uint64_t   aboveBase = firstComponent[s + 1] - 1;
+    // Face-connected: the pixel straight across; fully connected: its 3 (2-D) or 9 (3-D) neighbors there.
+    ForEachPairAcross(shape, fullyConnected ? 1 : 0, [&](std::uint64_t i, std::uint64_t j, int, int) {
+      if (below[i] != 0 && above[j] != 0)
+      {
+        forest.Unite(belowBase + below[i], aboveBase + above[j]);
+      }
+    });
+  }
+  mergedOf.resize(static_cast<std::size_t>(numIds));
+  std::uint64_t count = 0;
+  for (std::uint64_t id = 0; id < numIds; ++id)
+  {
+    const std::uint64_t root = forest.Find(id);
+    mergedOf[id] = root == id ? count++ : mergedOf[root]; // the root comes first: numbered already
+  }
+  return count;
+}
+
+void
+SlabFaces::CorrectCutSums(const std::vector<std::uint64_t> & mergedOf, bool perimeter,
+                          std::vector<ComponentSums> & sums) const
+{
+  const PlaneShape    shape = ShapeOfPlane(*this);
+  const std::uint64_t planes = size[plan.axis];
+  const std::size_t   numSlabs = plan.NumberOfSlabs();
+  // Border: the slab analysis took each cut plane as the image's first or last, so its pixels as on the border
+  // and each with a border face on the cut side.
+  for (std::size_t s = 0; s < numSlabs; ++s)
+  {
+    const std::uint64_t base = firstComponent[s] - 1;
+    const std::uint64_t first = plan.firstPlane[s];
+    const std::uint64_t last = plan.firstPlane[s + 1] - 1;
+    auto                correct = [&](const std::vector<std::uint32_t> & labels, std::uint64_t plane, bool pixels) {
+      const bool planeOnBorder = plane == 0 || plane + 1 == planes;
+      for (std::uint64_t y = 0; y < shape.height; ++y)
+      {
+        const bool rowOnBorder = planeOnBorder || (plan.axis == 2 && (y == 0 || y + 1 == shape.height));
+        for (std::uint64_t x = 0; x < shape.width; ++x)
+        {
+          const std::uint32_t label = labels[y * shape.width + x];
+          if (label == 0)
+          {
+            continue;
+          }
+          ComponentSums & piece = sums[base + label];
+          --piece.borderFaces[plan.axis];
+          if (pixels && !rowOnBorder && x != 0 && x + 1 != shape.width)
+          {
+            --piece.numberOfPixelsOnBorder;
+          }
+        }
+      }
+    };
+    if (s > 0)
+    {
+      correct(firstPlaneLabels[s], first, true);
+    }
+    if (s + 1 < numSlabs)
+    {
+      // A plane that is both (a slab one plane thick) counted its pixels on the border once.
+      correct(lastPlaneLabels[s], last, !(s > 0 && first == last));
+    }
+  }
+  if (!perimeter)
+  {
+    return;
+  }
+  // Intercepts: a pixel's neighbor across the cut was outside its slab, so not in its component; where both end
+  // up in one component, that (pixel, offset) pair was no intercept, for the pixel on either side.
+  for (std::size_t s = 0; s + 1 < numSlabs; ++s)
+  {
+    const std::uint32_t * below = lastPlaneLabels[s].data();
+    const std::uint32_t * above = firstPlaneLabels[s + 1].data();
+    const std::uint64_t   belowBase = firstComponent[s] - 1;
+    const std::uint64_t   aboveBase = firstComponent[s + 1] - 1;
+    ForEachPairAcross(shape, 1, [&](std::uint64_t i, std::uint64_t j, int dx, int dy) {
+      if (below[i] == 0 || above[j] == 0)
+      {
+        return;
+      }
+      const std::uint64_t a = belowBase + below[i];
+      const std::uint64_t b = aboveBase + above[j];
+      if (mergedOf[a] != mergedOf[b])
+      {
+        return;
+      }
+      // The direction class of (dx, dy, 1) in 3-D, of (dx, 1) in 2-D (itkCCATypes.h: ComponentSums::intercepts).
+      const bool     alongX = dx != 0;
+      const bool     alongY = dy != 0;
+      const unsigned k = plan.axis == 2 ? (alongX ? (alongY ? 6 : 4) : (alongY ? 5 : 2)) : (alongX ? 3 : 1);
+      --sums[a].intercepts[k];
+      --sums[b].intercepts[k];
+    });
+  }
+}
+
+void
+SlabFaces::CorrectSplitContacts(std::size_t slab, const std::vector<std::uint32_t> & labels, std::uint64_t firstRow,
+                                const std::vector<std::uint8_t> & split, const std::vector<std::uint64_t> & mergedOf,
+                                std::vector<ComponentSums> & sums) const
+{
+  const std::uint64_t width = size[0];
+  const std::uint64_t height = size[1]; // a row is y + z * height (2-D: z = 0)
+  const std::uint64_t numRows = labels.size() / width;
+  const std::uint64_t base = firstComponent[slab] - 1; // 1-based labels (modulo 2^64 for the first slab)
+  const int           reachZ = plan.axis == 2 ? 1 : 0;
+  for (std::uint64_t r = 0; r < numRows; ++r)
+  {
+    const std::uint64_t row = firstRow + r;
+    const std::int64_t  y = static_cast<std::int64_t>(row % height);
+    const std::int64_t  z = static_cast<std::int64_t>(row / height);
+    for (std::uint64_t x = 0; x < width; ++x)
+    {
+      const std::uint32_t a = labels[r * width + x];
+      if (a == 0 || !split[a - 1])
+      {
+        continue;
+      }
+      // The neighbors that share no face with the pixel: its edge and corner neighbors.
+      for (int dz = -reachZ; dz <= reachZ; ++dz)
+      {
+        for (int dy = -1; dy <= 1; ++dy)
+        {
+          for (int dx = -1; dx <= 1; ++dx)
+          {
+            if ((dx != 0) + (dy != 0) + (dz != 0) < 2)
+            {
+              continue;
+            }
+            const std::int64_t nx = static_cast<std::int64_t>(x) + dx;
+            const std::int64_t ny = y + dy;
+            const std::int64_t nz = z + dz;
+            if (nx < 0 || nx >= static_cast<std::int64_t>(width) || ny < 0 || ny >= static_cast<std::int64_t>(height) ||
+                nz < 0)
+            {
+              continue;
+            }
+            const std::uint64_t neighborRow = static_cast<std::uint64_t>(nz) * height + static_cast<std::uint64_t>(ny);
+            if (neighborRow < firstRow || neighborRow >= firstRow + numRows)
+            {
+              continue; // outside the rows: no split piece there
+            }
+            const std::uint32_t b = labels[(neighborRow - firstRow) * width + static_cast<std::uint64_t>(nx)];
+            if (b == 0 || b == a || mergedOf[base + b] != mergedOf[base + a])
+            {
+              continue;
+            }
+            const bool     alongX = dx != 0;
+            const bool     alongY = dy != 0;
+            const bool     alongZ = dz != 0;
+            const unsigned k = alongZ ? (alongX ? (alongY ? 6 : 4) : 5) : 3;
+            --sums[base + a].intercepts[k];
+          }
+        }
+      }
+    }
+  }
+}
+
+} // namespace cca
+} // namespace itk
