@@ -517,34 +517,6 @@ CudaEngine::GetWorstCaseBytesPerPixel(const Request & request) const
   return pixels + (perRun + perComponent) / 2 + 8.0;
 }
 
-std::uint64_t
-CudaEngine::GetAvailableMemory() const
-{
-  const DeviceScope scope(m_DeviceId);
-  std::size_t       free = 0;
-  std::size_t       total = 0;
-  CCA_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  std::uint64_t held = 0;
-  for (const DeviceBuffer * buffer : { &m_Pixels,
-                                       &m_Bits,
-                                       &m_FirstRun,
-                                       &m_RunBegin,
-                                       &m_RunEnd,
-                                       &m_RunRow,
-                                       &m_Parent,
-                                       &m_RootLabel,
-                                       &m_ScanTemp,
-                                       &m_FeatureSums,
-                                       &m_FeatureBoxes,
-                                       &m_NewIndex,
-                                       &m_Labels,
-                                       &m_Columns })
-  {
-    held += buffer->Capacity();
-  }
-  return free + held;
-}
-
 const unsigned long long *
 CudaEngine::DeviceNewIndexTable(const std::uint64_t * host)
 {

@@ -67,8 +67,6 @@ public:
   GetMaximumPixels() const override;
   double
   GetWorstCaseBytesPerPixel(const Request & request) const override;
-  std::uint64_t
-  GetAvailableMemory() const override;
 
   /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
    * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */

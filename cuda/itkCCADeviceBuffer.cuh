@@ -71,12 +71,6 @@ public:
     m_Capacity = bytes;
   }
 
-  std::size_t
-  Capacity() const
-  {
-    return m_Capacity;
-  }
-
   template <typename T>
   T *
   As() const

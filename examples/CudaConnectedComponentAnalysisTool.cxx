@@ -78,6 +78,8 @@ Labeling:
                           pixel, as itk::ConnectedComponentImageFilter)
   --backend B             auto (default), cpu or cuda
   --device N              CUDA device (default 0)
+  --memory-budget BYTES   most working memory per analysis (GPU memory for the CUDA engine); a larger image
+                          is labeled in slabs with the same result (default 0: whole, halved on running out)
 Outputs:
   --output FILE           label image (format from the extension, compressed where the format can)
   --label-type T          uint8, uint16, uint32 or uint64 (default: the smallest that holds the count)
@@ -292,6 +294,10 @@ ParseCommandLine(int argc, char * argv[], Options & options)
         throw UsageError("--device: no CUDA device " + std::to_string(device));
       }
       options.deviceId = static_cast<int>(device);
+    }
+    else if (arg == "--memory-budget")
+    {
+      options.memoryBudget = ParseCount(arg, next());
     }
     else if (arg == "--feret")
     {

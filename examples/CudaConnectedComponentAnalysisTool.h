@@ -99,18 +99,19 @@ struct Options
   itk::CudaConnectedComponentAnalysisEnums::Backend backend{
     itk::CudaConnectedComponentAnalysisEnums::Backend::Automatic
   };
-  std::string backendName{ "auto" };
-  int         deviceId{ 0 };
-  bool        feretDiameter{ false };
-  bool        orientedBoundingBox{ false };
-  std::string labelType; ///< uint8, uint16, uint32, uint64, or empty: the smallest that holds the count
-  bool        progress{ false };
-  bool        quiet{ false };
-  bool        overwriteInput{ false };       ///< an output may replace the input or the mask
-  bool        failIfEmpty{ false };          ///< no foreground pixel: exit 4, nothing written
-  bool        allowIrregularSlices{ false }; ///< a DICOM series with uneven slice positions is labeled anyway
-  bool        batch{ false };                ///< --batch: `input` is a folder of cases, or a file of them
-  std::string outputDirectory;               ///< --output-dir: where a batch's label images go
+  std::string   backendName{ "auto" };
+  int           deviceId{ 0 };
+  std::uint64_t memoryBudget{ 0 }; ///< bytes; 0: the default (the filter's MemoryBudget)
+  bool          feretDiameter{ false };
+  bool          orientedBoundingBox{ false };
+  std::string   labelType; ///< uint8, uint16, uint32, uint64, or empty: the smallest that holds the count
+  bool          progress{ false };
+  bool          quiet{ false };
+  bool          overwriteInput{ false };       ///< an output may replace the input or the mask
+  bool          failIfEmpty{ false };          ///< no foreground pixel: exit 4, nothing written
+  bool          allowIrregularSlices{ false }; ///< a DICOM series with uneven slice positions is labeled anyway
+  bool          batch{ false };                ///< --batch: `input` is a folder of cases, or a file of them
+  std::string   outputDirectory;               ///< --output-dir: where a batch's label images go
 };
 
 /** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */

@@ -201,6 +201,7 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
   filter->SetSortByObjectSize(options.sortByObjectSize);
   filter->SetBackend(options.backend);
   filter->SetDeviceId(options.deviceId);
+  filter->SetMemoryBudget(static_cast<itk::SizeValueType>(options.memoryBudget));
   filter->SetComputeFeretDiameter(options.feretDiameter);
   filter->SetComputeOrientedBoundingBox(options.orientedBoundingBox);
   // Only what is written is produced: the LabelMap for the tables, the label image for --output (the
@@ -312,7 +313,8 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
       header["labelType"] = labelType;
       header["backend"] = { { "requested", options.backendName },
                             { "used", BackendName(filter->GetBackendUsed()) },
-                            { "description", filter->GetBackendDescription() } };
+                            { "description", filter->GetBackendDescription() },
+                            { "slabs", filter->GetNumberOfSlabs() } };
       header["seconds"] = { { "read", report.readSeconds }, { "analyze", report.analyzeSeconds } };
       WriteJSON(staged.Stage(options.json), header, rows);
       report.written.push_back(options.json);

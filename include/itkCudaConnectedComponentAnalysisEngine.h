@@ -75,8 +75,8 @@ public:
           unsigned numberOfWorkUnits = 0);
 
   /** Into how many slabs the last Analyze() cut the image (1: whole): where it needed more memory than
-   * Request::memoryBudget (or the device's free memory), or more pixels than the engine's indices reach, the
-   * image was labeled in slabs along its slowest axis and merged, with the same result. */
+   * Request::memoryBudget (or, by default, than the engine had), or more pixels than the engine's indices reach,
+   * the image was labeled in slabs along its slowest axis and merged, with the same result. */
   std::uint64_t
   GetNumberOfSlabs() const;
 

@@ -80,10 +80,11 @@ namespace itk
  * output, not output 1: output 0 stays the only indexed output, which is what ITK's Python functional
  * form (itk.cuda_connected_component_analysis_image_filter(image)) returns.
  *
- * Images too large for one analysis -- more working memory than SetMemoryBudget() allows (default: the GPU's
- * free memory for the CUDA engine, at its worst case per pixel), or 2^32 pixels and more on the CUDA engine
- * (32-bit indices) -- are labeled in slabs along the slowest axis (z in 3D, y in 2D) and merged across the
- * slabs' faces, with the same labels and features as a whole analysis; GetNumberOfSlabs() says how many.
+ * Images too large for one analysis are labeled in slabs along the slowest axis (z in 3D, y in 2D) and merged
+ * across the slabs' faces, with the same labels and features as a whole analysis (GetNumberOfSlabs() says into
+ * how many): images of 2^32 pixels or more on the CUDA engine (32-bit indices), images that need more working
+ * memory than SetMemoryBudget() allows, and, by default, images the engine runs out of memory on (slabs of half
+ * as many planes each time, down to one).
  *
  * Images of 1 to 3 dimensions: both engines lay out runs along x in rows (y) and slices (z) and merge
  * over the 3^D neighborhood written out for D <= 3; for 4D images use ConnectedComponentImageFilter.
@@ -286,8 +287,8 @@ public:
 
   /** The most working memory, in bytes, one analysis may take, counted at its worst case per pixel (the CUDA
    * engine: GPU memory; the CPU engine: host memory besides the images): an image that needs more is labeled
-   * in slabs, with the same result. 0 (default): the GPU's free memory for the CUDA engine, no slabs for the
-   * CPU engine. Small budgets force many slabs (tests). */
+   * in slabs, with the same result. 0 (default): the image whole where the engine's indices reach, and slabs of
+   * half as many planes each time the engine runs out of memory. Small budgets force many slabs (tests). */
   itkSetMacro(MemoryBudget, SizeValueType);
   itkGetConstMacro(MemoryBudget, SizeValueType);
 

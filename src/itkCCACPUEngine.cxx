@@ -241,11 +241,5 @@ cpu::CPUEngine::GetWorstCaseBytesPerPixel(const Request & request) const
   return perRun / 2 + static_cast<double>(sizeof(std::uint64_t)) / static_cast<double>(request.size[0]);
 }
 
-std::uint64_t
-cpu::CPUEngine::GetAvailableMemory() const
-{
-  return UINT64_MAX; // host memory: slabs only under an explicit budget
-}
-
 } // namespace cca
 } // namespace itk

@@ -92,8 +92,6 @@ public:
   GetMaximumPixels() const override;
   double
   GetWorstCaseBytesPerPixel(const Request & request) const override;
-  std::uint64_t
-  GetAvailableMemory() const override;
 
 private:
   // Checking the request, setting up and tearing down (itkCCACPUEngine.cxx).

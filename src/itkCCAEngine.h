@@ -181,14 +181,10 @@ public:
   virtual std::uint64_t
   GetMaximumPixels() const = 0;
 
-  /** The working memory an Analyze() of `request` and its outputs take at most, per pixel (every row all
-   * runs, every run its own component), in the memory Request::memoryBudget counts. */
+  /** The working memory an Analyze() of `request` and its outputs take at most, per pixel (every other pixel a
+   * run and a component), in the memory Request::memoryBudget counts. */
   virtual double
   GetWorstCaseBytesPerPixel(const Request & request) const = 0;
-
-  /** That memory the engine can have now, its own buffers included; UINT64_MAX: no bound of its own. */
-  virtual std::uint64_t
-  GetAvailableMemory() const = 0;
 };
 
 /** The basic columns of the components with sums `sums` (component k to row k, or to row newIndex[k], removed

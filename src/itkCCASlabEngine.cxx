@@ -32,10 +32,16 @@ namespace itk
 namespace cca
 {
 
+bool
+CanCutIntoSlabs(const Request & request)
+{
+  return request.dimension >= 2 && !request.inputOnDevice && request.batchExtent == 0;
+}
+
 std::uint64_t
 PlanesPerSlab(const Engine & engine, const Request & request)
 {
-  if (request.dimension < 2 || request.inputOnDevice || request.batchExtent != 0)
+  if (!CanCutIntoSlabs(request))
   {
     return 0;
   }
@@ -49,7 +55,8 @@ PlanesPerSlab(const Engine & engine, const Request & request)
   {
     return 0; // not even one plane: the engine says why
   }
-  const std::uint64_t budget = request.memoryBudget != 0 ? request.memoryBudget : engine.GetAvailableMemory();
+  // Under the default budget the engine tries with what it has: the worst case is far above what images need.
+  const std::uint64_t budget = request.memoryBudget != 0 ? request.memoryBudget : UINT64_MAX;
   std::uint64_t       byBudget = planes;
   if (budget != UINT64_MAX)
   {
@@ -119,7 +126,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
 {
   m_Analyzed = false;
   ValidateRequest(request, UINT64_MAX, "64-bit");
-  if (request.dimension < 2 || request.inputOnDevice || request.batchExtent != 0)
+  if (!CanCutIntoSlabs(request))
   {
     throw Error("only host images of 2 or 3 dimensions, not batches, are labeled in slabs");
   }
@@ -448,12 +455,6 @@ double
 SlabEngine::GetWorstCaseBytesPerPixel(const Request & request) const
 {
   return m_Inner.GetWorstCaseBytesPerPixel(request);
-}
-
-std::uint64_t
-SlabEngine::GetAvailableMemory() const
-{
-  return m_Inner.GetAvailableMemory();
 }
 
 } // namespace cca

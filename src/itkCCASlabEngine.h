@@ -52,10 +52,14 @@ struct SlabPlan
   }
 };
 
-/** The planes per slab that `engine` should take for `request`, or 0 where it takes the image whole (or cannot
- * be cut: one dimension, a device image, a batch, a plane past the engine's limits): within the engine's
- * pixel limit, and within the memory budget (the request's, or with 0 what the engine has available) at
- * the engine's worst case per pixel. */
+/** Whether the request's image can be cut into slabs: a host image of 2 or 3 dimensions, not a batch. */
+bool
+CanCutIntoSlabs(const Request & request);
+
+/** The planes per slab that `engine` should take for `request` first, or 0 where it takes the image whole (or
+ * cannot be cut, or a plane is past the engine's limits): within the engine's pixel limit and, under an
+ * explicit Request::memoryBudget, within that budget at the engine's worst case per pixel. Under the default
+ * budget the engine tries; the facade halves the slabs where it runs out of memory. */
 std::uint64_t
 PlanesPerSlab(const Engine & engine, const Request & request);
 
@@ -138,8 +142,6 @@ public:
   GetMaximumPixels() const override;
   double
   GetWorstCaseBytesPerPixel(const Request & request) const override;
-  std::uint64_t
-  GetAvailableMemory() const override;
 
 private:
   /** Slab s of the analyzed request, as a request of its own (no post-processing: that is the merged one's). */

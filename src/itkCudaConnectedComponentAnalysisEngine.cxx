@@ -290,21 +290,38 @@ struct CudaConnectedComponentAnalysisEngine::Internals
     return slabEngine ? *slabEngine : *engine;
   }
 
-  /** `request` on `chosen`, whole or, where it needs more than the engine can take (Request::memoryBudget, the
-   * engine's pixel limit), in slabs. */
+  /** `request` on `chosen`, whole or, where it needs more than the engine can take (an explicit
+   * Request::memoryBudget, the engine's pixel limit), in slabs. Under the default budget, an engine that runs
+   * out of memory tries again with half as many planes per slab, down to one. */
   std::uint64_t
   AnalyzeWholeOrInSlabs(cca::Engine & chosen, const Request & request, unsigned numberOfThreads)
   {
-    slabEngine.reset();
-    const std::uint64_t planesPerSlab = cca::PlanesPerSlab(chosen, request);
-    if (planesPerSlab == 0)
+    std::uint64_t planesPerSlab = cca::PlanesPerSlab(chosen, request);
+    for (;;)
     {
-      return chosen.Analyze(request);
+      slabEngine.reset();
+      try
+      {
+        if (planesPerSlab == 0)
+        {
+          return chosen.Analyze(request);
+        }
+        auto                slabs = std::make_unique<cca::SlabEngine>(chosen, numberOfThreads);
+        const std::uint64_t count = slabs->AnalyzeInSlabs(request, planesPerSlab);
+        slabEngine = std::move(slabs);
+        return count;
+      }
+      catch (const cca::OutOfMemory &)
+      {
+        const std::uint64_t planes = request.size[request.dimension - 1];
+        const std::uint64_t tried = planesPerSlab == 0 ? planes : planesPerSlab;
+        if (request.memoryBudget != 0 || !cca::CanCutIntoSlabs(request) || tried <= 1)
+        {
+          throw;
+        }
+        planesPerSlab = tried / 2;
+      }
     }
-    auto                slabs = std::make_unique<cca::SlabEngine>(chosen, numberOfThreads);
-    const std::uint64_t count = slabs->AnalyzeInSlabs(request, planesPerSlab);
-    slabEngine = std::move(slabs);
-    return count;
   }
 };
 

@@ -19,8 +19,8 @@
 // with --backend cpu, its stdout and stderr redirected to files of the output folder.
 // Arguments: tool case outputFolder [case arguments]
 //   nifti | nrrd | mha | dicom   a deterministic random 3D image written as float .nii.gz, unsigned short
-//        .nrrd, short .mha (with a mask) or a short DICOM series; the tool's label image is compared
-//        with ConnectedComponentImageFilter (+ RelabelComponentImageFilter for --sort / --min-size /
+//        .nrrd, short .mha (with a mask, in one-plane slabs) or a short DICOM series; the tool's label image is
+//        compared with ConnectedComponentImageFilter (+ RelabelComponentImageFilter for --sort / --min-size /
 //        --min-physical-size / --keep) on the same selection, its CSV and JSON with
 //        LabelImageToShapeLabelMapFilter on ITK's labels (NumberOfPixels and bounding box exactly,
 //        PhysicalSize and Centroid within 1e-9 relative, magnitudes below 1 absolutely)
@@ -736,7 +736,9 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
                                "--connectivity",
                                "6",
                                "--label-type",
-                               "uint16" },
+                               "uint16",
+                               "--memory-budget", // one plane per slab: the LabelMap's lines merged too
+                               "1" },
                              "nii.gz",
                              IOComponentEnum::USHORT,
                              binary->GetOutput());

@@ -155,8 +155,8 @@ def label(
     threads: CPU engine threads (0: all).
     memory_budget: the most working memory, in bytes, one analysis may take (GPU memory for the CUDA engine),
         counted at its worst case per pixel; a host image that needs more is labelled in slabs along its first
-        axis and merged, with the same result. 0 (default): the GPU's free memory, and slabs below 2^32
-        pixels for larger images; the CPU engine then takes images whole.
+        axis and merged, with the same result. 0 (default): the image whole (slabs below 2^32 pixels on the
+        GPU), and slabs of half as many planes each time the engine runs out of memory.
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with

@@ -12,6 +12,8 @@ Rows (each where its library is installed and, for the GPU rows, a GPU is usable
   skimage              skimage.measure.label + regionprops_table (CPU)
   cupyx+cucim          cupyx.scipy.ndimage.label + cucim.skimage.measure.regionprops_table (GPU, CuPy in/out)
   itk                  itk.ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (CPU, pip's itk)
+With --zarr: a volume in a Zarr store, labelled chunk by chunk and written back to Zarr, by cudacca's Dask path
+(labels + table) and by dask-image's ndmeasure.label (labels), on the same scheduler in the same run.
 Bounds: the PCIe bound of a host call (image up, labels down, at the measured pinned copy rates) and the
 device-memory bound of a device call (image read once, labels written once, at the measured device copy rate).
 Times are the minimum of --repeat runs after a warm-up; every row labels the same pixels.
@@ -286,6 +288,55 @@ def transfer_bounds():
     return {"h2d": n / h2d, "d2h": n / d2h, "device": 2 * n / d2d}
 
 
+def zarr_rows(args):
+    """cudacca.label(dask array) against dask_image.ndmeasure.label on one Zarr volume, both read from and
+    written to Zarr on Dask's default (threaded) scheduler; the component counts must agree."""
+    import os
+    import tempfile
+
+    import dask
+    import dask.array as da
+    import scipy.ndimage
+    from dask_image import ndmeasure
+
+    side, chunk = args.size3d, args.zarr_chunk
+    report = {"zarr": [], "dask": dask.__version__}
+    with tempfile.TemporaryDirectory() as folder:
+        for d in [float(x) for x in args.densities.split(",")]:
+            source = os.path.join(folder, f"in{d}.zarr")
+            da.from_array(blobs((side,) * 3, d, args.granularity, 4), chunks=chunk).to_zarr(source)
+            full = args.connectivity == "full"
+            structure = scipy.ndimage.generate_binary_structure(3, 3 if full else 1)
+
+            def ours(d=d):
+                labels, table = cudacca.label(da.from_zarr(source), connectivity=args.connectivity,
+                                              return_table=True)
+                labels.to_zarr(os.path.join(folder, f"ours{d}.zarr"), overwrite=True)
+                return len(table["label"])
+
+            def theirs(d=d):
+                labels, count = ndmeasure.label(da.from_zarr(source), structure)
+                count = int(count.compute())
+                labels.to_zarr(os.path.join(folder, f"theirs{d}.zarr"), overwrite=True)
+                return count
+
+            row = {"image": f"3D {side}³ d={d} g={args.granularity}, chunks {chunk}³", "pixels": side ** 3}
+            for name, fn in (("cudacca dask", ours), ("dask-image", theirs)):
+                seconds, count = best(fn, args.repeat)
+                row[name] = {"seconds": seconds, "objects": count}
+            if row["cudacca dask"]["objects"] != row["dask-image"]["objects"]:
+                row["error"] = "component counts differ"
+            report["zarr"].append(row)
+            ratio = row["dask-image"]["seconds"] / row["cudacca dask"]["seconds"]
+            print(f"{row['image']}: cudacca (labels + table) {row['cudacca dask']['seconds']:.3f} s, "
+                  f"dask-image (labels) {row['dask-image']['seconds']:.3f} s -> {ratio:.1f}x; "
+                  f"{row['cudacca dask']['objects']} / {row['dask-image']['objects']} objects", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+    return 1 if any("error" in r for r in report["zarr"]) else 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m cudacca.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -304,9 +355,14 @@ def main(argv=None):
     p.add_argument("--json", help="also write the results to this JSON file")
     p.add_argument("--latency", action="store_true",
                    help="instead: the per-call cost on 64² .. 2048² and 32³ .. 256³ (median/p90 of many calls)")
+    p.add_argument("--zarr", action="store_true",
+                   help="instead: a --size3d³ Zarr volume through cudacca's Dask path and dask-image's ndmeasure.label")
+    p.add_argument("--zarr-chunk", type=int, default=128, help="the Zarr volume's chunk side (default 128)")
     args = p.parse_args(argv)
     if args.latency:
         return latency(args)
+    if args.zarr:
+        return zarr_rows(args)
     if args.quick:
         args.size2d, args.size3d = 512, 64
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}

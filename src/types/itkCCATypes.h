@@ -249,9 +249,10 @@ struct Request
   std::uint64_t batchExtent = 0;
   /** The most working memory, in bytes, one analysis may take (the CUDA engine: device memory; the CPU engine:
    * host memory besides the image and the outputs), counted at its worst case per pixel: an image that needs
-   * more is labeled in slabs along its slowest axis (issue 22), with the same result. 0: automatic (the CUDA
-   * engine: the device's free memory, and slabs of fewer than 2^32 pixels past its 32-bit indices; the CPU
-   * engine: no slabs). Host images of 2 or 3 dimensions, not batches. */
+   * more is labeled in slabs along its slowest axis (issue 22), with the same result. 0: automatic -- the image
+   * whole, or slabs of fewer pixels than the engine's indices reach (the CUDA engine: 2^32), and where the
+   * engine runs out of memory, slabs of half as many planes, down to one. Host images of 2 or 3 dimensions,
+   * not batches. */
   std::uint64_t memoryBudget = 0;
 
   std::uint64_t
