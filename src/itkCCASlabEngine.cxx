@@ -90,8 +90,13 @@ std::string
 SlabEngine::GetDescription() const
 {
   const SlabPlan & plan = m_Faces.plan;
+  std::uint64_t    thickest = 0;
+  for (std::size_t s = 0; s < plan.NumberOfSlabs(); ++s)
+  {
+    thickest = std::max(thickest, plan.firstPlane[s + 1] - plan.firstPlane[s]);
+  }
   return m_Inner.GetDescription() + ", in " + std::to_string(plan.NumberOfSlabs()) + " slabs of up to " +
-         std::to_string(plan.NumberOfSlabs() ? plan.firstPlane[1] : 0) + " planes";
+         std::to_string(thickest) + " planes";
 }
 
 std::uint64_t
@@ -135,12 +140,14 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   plan.axis = request.dimension - 1;
   const std::uint64_t planes = request.size[plan.axis];
   plan.planePixels = request.NumberOfPixels() / planes;
-  plan.firstPlane.clear();
-  for (std::uint64_t p = 0; p < planes; p += std::max<std::uint64_t>(planesPerSlab, 1))
+  // The thinner remainder first, so that the slab the inner engine holds at the end -- the one the outputs need
+  // no second analysis of -- is a full one.
+  const std::uint64_t perSlab = std::max<std::uint64_t>(planesPerSlab, 1);
+  plan.firstPlane.assign(1, 0);
+  for (std::uint64_t p = planes % perSlab != 0 ? planes % perSlab : perSlab; p <= planes; p += perSlab)
   {
     plan.firstPlane.push_back(p);
   }
-  plan.firstPlane.push_back(planes);
   const std::size_t numSlabs = plan.NumberOfSlabs();
   m_Faces.size = request.size;
   m_Faces.fullyConnected = request.fullyConnected;

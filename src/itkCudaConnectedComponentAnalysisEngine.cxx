@@ -162,13 +162,38 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   std::unique_ptr<cca::Engine> engine;
   /** Over `engine`, where the last Analyze() cut the image into slabs (Request::memoryBudget, issue 22). */
   std::unique_ptr<cca::SlabEngine> slabEngine;
-  Backend                          engineBackend{ Backend::Automatic };
-  int                              engineDeviceId{ -1 };
-  unsigned                         engineThreads{ 0 };
-  unsigned                         engineWorkUnits{ 0 };
-  Backend                          used{ Backend::Automatic };
-  std::string                      description;
-  std::uint64_t                    pixels{ 0 }; ///< of the last Analyze()
+  Request                          lastRequest; ///< its buffers valid until its outputs are written
+
+  /** `step` (an output of the last analysis); where it runs out of memory after a whole analysis under the
+   * default budget, the analysis again in slabs of half the planes (the same sums, so the post-processing's
+   * selection stands), then `step` again. */
+  template <typename TStep>
+  void
+  InSlabsWhereOutOfMemory(const TStep & step)
+  {
+    try
+    {
+      step();
+    }
+    catch (const cca::OutOfMemory &)
+    {
+      const std::uint64_t planes = lastRequest.size[lastRequest.dimension - 1];
+      if (slabEngine || lastRequest.memoryBudget != 0 || !cca::CanCutIntoSlabs(lastRequest) || planes < 2)
+      {
+        throw;
+      }
+      AnalyzeWholeOrInSlabs(*engine, lastRequest, numberOfThreads, planes / 2);
+      description = Analyzed().GetDescription();
+      step();
+    }
+  }
+  Backend       engineBackend{ Backend::Automatic };
+  int           engineDeviceId{ -1 };
+  unsigned      engineThreads{ 0 };
+  unsigned      engineWorkUnits{ 0 };
+  Backend       used{ Backend::Automatic };
+  std::string   description;
+  std::uint64_t pixels{ 0 }; ///< of the last Analyze()
   /** The last Analyze()'s post-processing, when it had one: the kept components and their sums. */
   std::uint64_t                   originalCount{ 0 };
   unsigned                        numberOfThreads{ 0 }; ///< of the last Analyze(): the filter's work units
@@ -292,11 +317,17 @@ struct CudaConnectedComponentAnalysisEngine::Internals
 
   /** `request` on `chosen`, whole or, where it needs more than the engine can take (an explicit
    * Request::memoryBudget, the engine's pixel limit), in slabs. Under the default budget, an engine that runs
-   * out of memory tries again with half as many planes per slab, down to one. */
+   * out of memory tries again with half as many planes per slab, down to one. `planesPerSlab`: where to start
+   * (0: whole), else what PlanesPerSlab() says. */
   std::uint64_t
-  AnalyzeWholeOrInSlabs(cca::Engine & chosen, const Request & request, unsigned numberOfThreads)
+  AnalyzeWholeOrInSlabs(cca::Engine & chosen, const Request & request, unsigned numberOfThreads,
+                        std::uint64_t planesPerSlab = UINT64_MAX)
   {
-    std::uint64_t planesPerSlab = cca::PlanesPerSlab(chosen, request);
+    if (planesPerSlab == UINT64_MAX)
+    {
+      planesPerSlab = cca::PlanesPerSlab(chosen, request);
+    }
+    lastRequest = request;
     for (;;)
     {
       slabEngine.reset();
@@ -485,7 +516,7 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
   output.backgroundBits = backgroundBits;
   output.skipValue = skipValue;
   Translated("writing the label image", [&]() {
-    cca::Engine & engine = m_Internals->Analyzed();
+    m_Internals->Analyzed(); // throws without an analysis
     if (restartPerImage && m_Internals->batchExtent == 0)
     {
       throw Error("labels restarting per image need a batch (Request::batchExtent)");
@@ -497,7 +528,7 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
     {
       cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));
     }
-    engine.WriteLabels(output);
+    m_Internals->InSlabsWhereOutOfMemory([&]() { m_Internals->Analyzed().WriteLabels(output); });
   });
 }
 
@@ -505,9 +536,12 @@ void
 CudaConnectedComponentAnalysisEngine::WriteBasicColumns(const Geometry & geometry, const cca::BasicColumns & columns)
 {
   Translated("writing the table's columns", [&]() {
-    m_Internals->Analyzed().WriteBasicColumns(cca::MakeBasicGeometry(geometry),
-                                              columns,
-                                              m_Internals->selected ? m_Internals->selection.newIndex.data() : nullptr);
+    m_Internals->InSlabsWhereOutOfMemory([&]() {
+      m_Internals->Analyzed().WriteBasicColumns(cca::MakeBasicGeometry(geometry),
+                                                columns,
+                                                m_Internals->selected ? m_Internals->selection.newIndex.data()
+                                                                      : nullptr);
+    });
   });
 }
 
@@ -515,11 +549,13 @@ void
 CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Lines & lines)
 {
   Translated("building the LabelMap's lines", [&]() {
-    LinesOf(m_Internals->Analyzed(),
-            geometry,
-            m_Internals->selected ? &m_Internals->selection : nullptr,
-            m_Internals->numberOfThreads,
-            lines);
+    m_Internals->InSlabsWhereOutOfMemory([&]() {
+      LinesOf(m_Internals->Analyzed(),
+              geometry,
+              m_Internals->selected ? &m_Internals->selection : nullptr,
+              m_Internals->numberOfThreads,
+              lines);
+    });
   });
 }
 

@@ -206,7 +206,9 @@ def label(
     pixel_volume = float(np.prod(itk_spacing))
 
     analysis = _analysis()
-    count = _analyze(analysis, inp, _arrays.foreground(inp, background),
+    # Kept to the end: an image analyzed in slabs is read again while its labels are written.
+    objects = _arrays.foreground(inp, background)
+    count = _analyze(analysis, inp, objects,
                      mask_input.array if mask_input is not None else None, fully, backend, device, threads,
                      min_size, min_physical_size, keep, sort, pixel_volume,
                      _table.needs_shape_sums(names), _table.needs_perimeter(names),

@@ -79,6 +79,37 @@ def test_dask_on_a_local_cluster_with_two_workers():
             assert_same(result, expected)
 
 
+def _die_once(block, marker, block_info=None):
+    """The identity, except that the first time it sees the chunk at the origin its worker process dies."""
+    import os
+
+    if block_info and block_info[0]["chunk-location"] == (0, 0, 0):
+        try:
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL)  # one death only, whichever worker comes first
+        except FileExistsError:
+            return block
+        os.close(fd)
+        os._exit(1)
+    return block
+
+
+def test_dask_survives_a_worker_killed_mid_run(tmp_path):
+    """A worker process dies while it holds a chunk's task: the nanny restarts it, the scheduler runs the lost
+    tasks again, and the result is the in-memory one."""
+    distributed = pytest.importorskip("distributed")
+    image = random_image((48, 40, 24), 0.5, 1, seed=17)
+    expected = cudacca.label(image, connectivity="full", return_table=True, backend="cpu")
+    marker = str(tmp_path / "died")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            chunks = da.from_array(image, chunks=(12, 20, 8)).map_blocks(_die_once, marker, dtype=image.dtype)
+            result = cudacca.label(chunks, connectivity="full", return_table=True, backend="cpu")
+            assert_same(result, expected)
+    import os
+
+    assert os.path.exists(marker)  # a worker did die
+
+
 def test_dask_zarr_in_and_out(tmp_path):
     """A volume chunked on disk (Zarr), labelled and written back chunk by chunk: the in-memory result."""
     zarr = pytest.importorskip("zarr")

@@ -40,6 +40,15 @@ def test_slabbed_equals_whole(backend, shape, budget):
             kept)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slabbed_with_a_background_value(backend):
+    """A non-zero background makes a temporary foreground image, read again while slabbed labels are written."""
+    image = random_image((37, 29, 11), 0.5, 2, seed=7) * 3 + 2  # background 2, objects 5
+    labels = cudacca.label(image, background=2, backend=backend)
+    np.testing.assert_array_equal(cudacca.label(image, background=2, backend=backend, memory_budget=1), labels)
+    assert labels.max() > 1
+
+
 def test_a_negative_budget_is_refused():
     with pytest.raises(ValueError, match="memory_budget"):
         cudacca.label(np.ones((4, 4), np.uint8), memory_budget=-1)
