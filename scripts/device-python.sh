@@ -9,6 +9,8 @@ status=0
 site=/tmp/site; rm -rf "$site"; mkdir -p "$site"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" .whl/cudacca-*.whl
 tar xJf .whl/pylibs.tar.xz -C "$site"
+# Optional: dask and scipy for the Dask tests with CuPy chunks (python/tests/test_dask.py), when carried.
+[ -f .whl/dasklibs.tar.xz ] && tar xJf .whl/dasklibs.tar.xz -C "$site"
 export PYTHONPATH=$site
 repo=$PWD
 python3 -c 'import cudacca, cupy, torch, cc3d; print("cudacca", cudacca.__version__, cudacca.cuda_available(), "cupy", cupy.__version__, "torch", torch.__version__)' 2>&1 | tee "$out/python-env.txt"

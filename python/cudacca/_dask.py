@@ -28,24 +28,45 @@ def is_dask_array(obj):
     return type(obj).__module__.split(".")[0] == "dask" and hasattr(obj, "chunks") and hasattr(obj, "to_delayed")
 
 
+def _is_cupy(array):
+    return type(array).__module__.split(".")[0] == "cupy"
+
+
+def _host(array):
+    """A small per-chunk result on the host (CuPy chunks: their table columns and faces)."""
+    return array.get() if _is_cupy(array) else np.asarray(array)
+
+
 def _label_chunk(chunk, fully, background, backend, device, threads):
-    """label() of one chunk (host arrays: a Dask chunk is numpy here)."""
+    """label() of one chunk: a CuPy chunk on its GPU, where it is; anything else as a numpy array."""
     from . import _label
 
-    return _label.label(np.asarray(chunk), connectivity="full" if fully else "face", background=background,
-                        return_table=True, backend=backend, device=device, threads=threads)
+    return _label.label(chunk if _is_cupy(chunk) else np.asarray(chunk), connectivity="full" if fully else "face",
+                        background=background, return_table=True, backend=backend, device=device, threads=threads)
 
 
 def _chunk_summary(chunk, start, fully, background, backend, device, threads):
     """Step 1 for one chunk at `start` (its first index per axis): count, first pixels (global raster index),
     pixel counts, global index sums and bounding boxes (array axis order), and its labels on its faces."""
     labels, table = _label_chunk(chunk, fully, background, backend, device, threads)
+    table = {name: _host(column) for name, column in table.items()}  # K rows: small next to the chunk
     k = len(table["label"])
     d = labels.ndim
-    # The chunk's labels appear in raster order (1 first, then 2, ...): each one's first pixel is where the
-    # running maximum steps up. One pass, no sort.
-    running = np.maximum.accumulate(labels.ravel())
-    first = np.flatnonzero(np.diff(running, prepend=running.dtype.type(0)))
+    if _is_cupy(labels):
+        # Each label's first pixel, found on the GPU: the smallest flat index holding it.
+        import cupy
+        import cupyx
+
+        flat = labels.ravel()
+        where = cupy.flatnonzero(flat)
+        first_device = cupy.full(k, flat.size, cupy.int64)
+        cupyx.scatter_min(first_device, flat[where].astype(cupy.int64) - 1, where)
+        first = first_device.get()
+    else:
+        # The chunk's labels appear in raster order (1 first, then 2, ...): each one's first pixel is where the
+        # running maximum steps up. One pass, no sort.
+        running = np.maximum.accumulate(labels.ravel())
+        first = np.flatnonzero(np.diff(running, prepend=running.dtype.type(0)))
     local = np.unravel_index(first, labels.shape)
     n = np.asarray(table["num_pixels"], dtype=np.uint64)
     summary = {
@@ -59,7 +80,7 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads):
         "bbox_min": [np.asarray(table[f"bbox-{a}"], dtype=np.int64) + start[a] for a in range(d)],
         "bbox_max": [np.asarray(table[f"bbox-{a + d}"], dtype=np.int64) + start[a] for a in range(d)],
         # In the labels' own type (uint32): they go to the boundary tasks only.
-        "faces": [(np.take(labels, 0, axis=a), np.take(labels, -1, axis=a)) for a in range(d)],
+        "faces": [(_host(labels.take(0, axis=a)), _host(labels.take(-1, axis=a))) for a in range(d)],
     }
     return summary
 
@@ -67,6 +88,10 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads):
 def _relabel_chunk(chunk, fully, background, backend, device, threads, table):
     """Step 3 for one chunk: its labels again, through its chunk's table (final label per chunk label)."""
     labels, _ = _label_chunk(chunk, fully, background, backend, device, threads)
+    if _is_cupy(labels):
+        import cupy
+
+        return cupy.asarray(table)[labels]  # on the chunk's GPU, as it came
     return table[labels]
 
 
@@ -223,6 +248,13 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     kept_count = len(candidates)
 
     label_dtype = _label_dtype(dtype, kept_count, "numpy")
+    # The labels' chunk type is the input's: CuPy chunks give CuPy labels, each on its chunk's GPU.
+    if _is_cupy(image._meta):
+        import cupy
+
+        meta = cupy.empty((0,) * d, dtype=label_dtype)
+    else:
+        meta = np.empty((0,) * d, dtype=label_dtype)
     tables = {}
     for loc in locations:
         k = summaries[loc]["count"]
@@ -233,7 +265,8 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     blocks = np.empty(grid.shape, dtype=object)
     for loc in locations:
         task = dask.delayed(_relabel_chunk)(grid[loc], fully, background, backend, device, threads, tables[loc])
-        blocks[loc] = da.from_delayed(task, shape=tuple(image.chunks[a][loc[a]] for a in range(d)), dtype=label_dtype)
+        blocks[loc] = da.from_delayed(task, shape=tuple(image.chunks[a][loc[a]] for a in range(d)), dtype=label_dtype,
+                                      meta=meta)
     labels = da.block(blocks.tolist())
     if not return_table:
         return labels

@@ -149,3 +149,25 @@ def test_dask_empty_chunks_and_bad_arguments():
         cudacca.label(chunked, dtype=np.float32)
     with pytest.raises(ValueError, match="4-D"):
         cudacca.label(da.zeros((2, 2, 2, 2), chunks=1), connectivity=8)
+
+
+def test_dask_cupy_chunks_stay_on_the_gpu():
+    """A Dask array of CuPy chunks: each chunk labelled on the GPU where it is, the labels CuPy chunks again; only
+    the per-chunk tables and faces come to the host. The result is the in-memory one."""
+    cupy = pytest.importorskip("cupy")
+    if not cudacca.cuda_available()[0]:
+        pytest.skip("no usable GPU")
+    image = random_image((40, 36, 30), 0.4, 1, seed=19)
+    for full in (False, True):
+        connectivity = "full" if full else "face"
+        expected, expected_table = cudacca.label(image, connectivity=connectivity, return_table=True, backend="cpu")
+        chunks = da.from_array(cupy.asarray(image), chunks=(10, 12, 15))
+        labels, table = cudacca.label(chunks, connectivity=connectivity, return_table=True, min_size=2)
+        kept = cudacca.label(image, connectivity=connectivity, backend="cpu", min_size=2)
+        computed = labels.compute()
+        assert isinstance(computed, cupy.ndarray)
+        np.testing.assert_array_equal(computed.get(), kept)
+        labels, table = cudacca.label(chunks, connectivity=connectivity, return_table=True)
+        np.testing.assert_array_equal(labels.compute().get(), expected)
+        for k in table:
+            np.testing.assert_allclose(np.asarray(table[k]), np.asarray(expected_table[k]), rtol=1e-12, err_msg=k)
