@@ -146,6 +146,9 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
 
     from ._label import _label_dtype
 
+    # Dask runs the chunks' tasks side by side already (a thread or a worker each): each CPU analysis on one thread
+    # unless asked otherwise, not one thread per core in every task at once.
+    threads = int(threads) or 1
     d = image.ndim
     if d not in (1, 2, 3):
         raise ValueError(f"image: {d}-D; cudacca labels 1-D, 2-D and 3-D arrays")

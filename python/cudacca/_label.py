@@ -129,9 +129,9 @@ def label(
     image: a 1-D, 2-D or 3-D array of any real scalar type (numpy, CuPy, PyTorch, an itk.Image, or what
         numpy.asarray takes). Pixels other than `background` are objects. The last axis is the fastest
         (ITK's x). CuPy and PyTorch CUDA arrays are labelled where they are, on the caller's stream. A Dask
-        array (of numpy chunks) is labelled chunk by chunk, joined at the chunks' faces, without gathering
-        it: the labels come back as a lazy Dask array of the same chunks, the table (basic columns) computed;
-        no mask then. Needs dask and scipy.
+        array (of numpy or CuPy chunks) is labelled chunk by chunk, joined at the chunks' faces, without gathering
+        it: the labels come back as a lazy Dask array of the same chunks (CuPy chunks: CuPy labels, on their GPU),
+        the table (basic columns) computed; no mask then. Needs dask and scipy.
     connectivity: None or 1 or "face" (the default, as ITK: 4 in 2-D, 6 in 3-D), ndim or "full" (8, 26);
         cc3d's 4/8 and 6/26 are understood.
     background: the input value that is not an object (default 0).
@@ -152,7 +152,8 @@ def label(
         there is one, else the CPU engine, said once by a RuntimeWarning), "cuda" or "cpu". Device arrays
         always run on their own GPU.
     device: the CUDA device for host arrays.
-    threads: CPU engine threads (0: all).
+    threads: CPU engine threads (0: all; for a Dask array, per chunk task, and 0 means 1: Dask runs the chunks'
+        tasks side by side).
     memory_budget: the most working memory, in bytes, one analysis may take (GPU memory for the CUDA engine),
         counted at its worst case per pixel; a host image that needs more is labelled in slabs along its first
         axis and merged, with the same result. 0 (default): the image whole (slabs below 2^32 pixels on the
