@@ -463,7 +463,7 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   {
     throw Error("WriteLabels() needs an output buffer");
   }
-  if (output.firstRow + output.numberOfRows > m_Geometry.numRows)
+  if (output.firstRow + output.numberOfRows > m_Geometry.numRows || (output.firstRow != 0 && output.numberOfRows == 0))
   {
     throw Error("WriteLabels() asked for rows past the image");
   }

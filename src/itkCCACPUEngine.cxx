@@ -197,7 +197,7 @@ CPUEngine::WriteLabels(const LabelOutput & output)
   {
     throw Error("the CPU engine cannot write a label image into GPU memory");
   }
-  if (output.firstRow + output.numberOfRows > m_NumberOfRows)
+  if (output.firstRow + output.numberOfRows > m_NumberOfRows || (output.firstRow != 0 && output.numberOfRows == 0))
   {
     throw Error("CPU engine: WriteLabels() asked for rows past the image");
   }

@@ -142,7 +142,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   plan.planePixels = request.NumberOfPixels() / planes;
   // The thinner remainder first, so that the slab the inner engine holds at the end -- the one the outputs need
   // no second analysis of -- is a full one.
-  const std::uint64_t perSlab = std::max<std::uint64_t>(planesPerSlab, 1);
+  const std::uint64_t perSlab = std::min(std::max<std::uint64_t>(planesPerSlab, 1), planes);
   plan.firstPlane.assign(1, 0);
   for (std::uint64_t p = planes % perSlab != 0 ? planes % perSlab : perSlab; p <= planes; p += perSlab)
   {
@@ -160,6 +160,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   const std::uint64_t        rowsPerPlane = plan.axis == 2 ? request.size[1] : 1;
   for (std::size_t s = 0; s < numSlabs; ++s)
   {
+    m_HeldSlab = SIZE_MAX; // none, until the inner engine has analyzed slab s
     const std::uint64_t count = m_Inner.Analyze(SlabRequest(s));
     m_HeldSlab = s;
     const auto & sums = m_Inner.GetFeatures();
@@ -195,7 +196,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   {
     m_Faces.CorrectCutSums(m_MergedOf, request.computePerimeter, pieces);
   }
-  if (request.computePerimeter && !request.fullyConnected)
+  if (request.computeShapeSums && request.computePerimeter && !request.fullyConnected)
   {
     CorrectSplitPieces(pieces);
   }
@@ -272,6 +273,7 @@ SlabEngine::HoldSlab(std::size_t s)
   {
     return;
   }
+  m_HeldSlab = SIZE_MAX; // none, until the inner engine has analyzed slab s
   const std::uint64_t count = m_Inner.Analyze(SlabRequest(s));
   m_HeldSlab = s;
   if (count != m_Faces.firstComponent[s + 1] - m_Faces.firstComponent[s])
@@ -283,7 +285,11 @@ SlabEngine::HoldSlab(std::size_t s)
 std::vector<std::size_t>
 SlabEngine::SlabOrder() const
 {
-  std::vector<std::size_t> order(1, m_HeldSlab);
+  std::vector<std::size_t> order;
+  if (m_HeldSlab < m_Faces.plan.NumberOfSlabs())
+  {
+    order.push_back(m_HeldSlab);
+  }
   for (std::size_t s = 0; s < m_Faces.plan.NumberOfSlabs(); ++s)
   {
     if (s != m_HeldSlab)

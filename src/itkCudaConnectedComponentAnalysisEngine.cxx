@@ -166,7 +166,8 @@ struct CudaConnectedComponentAnalysisEngine::Internals
 
   /** `step` (an output of the last analysis); where it runs out of memory after a whole analysis under the
    * default budget, the analysis again in slabs of half the planes (the same sums, so the post-processing's
-   * selection stands), then `step` again. */
+   * selection stands), then `step` again. Not for the label image: the filter writes it beside the LabelMap's
+   * build, which reads the sums this would replace. */
   template <typename TStep>
   void
   InSlabsWhereOutOfMemory(const TStep & step)
@@ -182,7 +183,10 @@ struct CudaConnectedComponentAnalysisEngine::Internals
       {
         throw;
       }
+      const Backend analyzed = used;
+      used = Backend::Automatic; // no half-made analysis is ever used: Analyzed() throws until this one is done
       AnalyzeWholeOrInSlabs(*engine, lastRequest, numberOfThreads, planes / 2);
+      used = analyzed;
       description = Analyzed().GetDescription();
       step();
     }
@@ -414,6 +418,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
 {
   Internals & in = *m_Internals;
   in.used = Backend::Automatic;
+  in.slabEngine.reset(); // it refers to the engine, which Acquire() may hand to the cache
   in.description.clear();
   const Request & request = r;
   return Translated("labeling the image", [&]() -> std::uint64_t {
@@ -528,7 +533,7 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
     {
       cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));
     }
-    m_Internals->InSlabsWhereOutOfMemory([&]() { m_Internals->Analyzed().WriteLabels(output); });
+    m_Internals->Analyzed().WriteLabels(output);
   });
 }
 

@@ -57,11 +57,12 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads):
         import cupy
         import cupyx
 
-        flat = labels.ravel()
-        where = cupy.flatnonzero(flat)
-        first_device = cupy.full(k, flat.size, cupy.int64)
-        cupyx.scatter_min(first_device, flat[where].astype(cupy.int64) - 1, where)
-        first = first_device.get()
+        with labels.device:  # the chunk's GPU, not the current one
+            flat = labels.ravel()
+            where = cupy.flatnonzero(flat)
+            first_device = cupy.full(k, flat.size, cupy.uint64)  # scatter_min takes (u)int32, uint64, floats
+            cupyx.scatter_min(first_device, flat[where].astype(cupy.int64) - 1, where.astype(cupy.uint64))
+            first = first_device.get().astype(np.int64)
     else:
         # The chunk's labels appear in raster order (1 first, then 2, ...): each one's first pixel is where the
         # running maximum steps up. One pass, no sort.
@@ -91,7 +92,8 @@ def _relabel_chunk(chunk, fully, background, backend, device, threads, table):
     if _is_cupy(labels):
         import cupy
 
-        return cupy.asarray(table)[labels]  # on the chunk's GPU, as it came
+        with labels.device:
+            return cupy.asarray(table)[labels]  # on the chunk's GPU, as it came
     return table[labels]
 
 
