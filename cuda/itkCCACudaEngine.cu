@@ -150,6 +150,12 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   m_Features.clear();
   m_UploadedNewIndex = nullptr;
   ValidateRequest(request, GetMaximumPixels() + 1, "32-bit");
+  if (request.multiLabel)
+  {
+    // Unavailable: the automatic backend labels it with the CPU engine and says so.
+    throw Unavailable("the CUDA engine does not label multi-label input yet (equal-value connectivity: the CPU "
+                      "engine does)");
+  }
   FeatureVariant & variant = Variant(request.featureAlgorithm);
   if (request.computeShapeSums && !variant.ComputesShapeSums())
   {

@@ -160,10 +160,12 @@ public:
     double BuildLabelMap{ 0 }; ///< LabelMap objects, their lines and attributes built on the host
   };
 
-  /** Pixel count, bounding box (index space) and centroid (continuous index) of one component. */
+  /** Pixel count, bounding box (index space) and centroid (continuous index) of one component; with
+   * MultiLabel, its class (the input value its pixels share; 0 otherwise). */
   struct ComponentFeatures
   {
     OutputPixelType                         Label{};
+    std::int64_t                            ClassValue{ 0 };
     SizeValueType                           NumberOfPixels{ 0 };
     RegionType                              BoundingBox;
     ContinuousIndex<double, ImageDimension> Centroid;
@@ -223,6 +225,32 @@ public:
   itkSetMacro(SortByObjectSize, bool);
   itkGetConstMacro(SortByObjectSize, bool);
   itkBooleanMacro(SortByObjectSize);
+
+  /** Multi-label input (off by default): the input holds class values (an integer pixel type), and a component
+   * is a connected set of pixels of the same non-zero value, as ScalarConnectedComponentImageFilter labels them
+   * with a distance threshold of 0 (and as a loop of ConnectedComponentImageFilter over the classes, numbered
+   * together in raster order of first pixels). Each component records its class (ComponentFeatures::ClassValue,
+   * the table's ClassValue column). With the default off, every non-zero pixel is foreground, whatever its value.
+   * The CUDA engine does not label multi-label input yet: the Automatic backend then uses the CPU engine and says
+   * so; the CUDA backend throws. */
+  itkSetMacro(MultiLabel, bool);
+  itkGetConstMacro(MultiLabel, bool);
+  itkBooleanMacro(MultiLabel);
+
+  /** Multi-label input: NumberOfObjectsToKeep is the number of components kept of each class (its largest), not
+   * overall (nnU-Net's "keep the largest component per class"). The minimum sizes act per component either way;
+   * the kept components of all classes are numbered together. Off by default. */
+  itkSetMacro(PerClass, bool);
+  itkGetConstMacro(PerClass, bool);
+  itkBooleanMacro(PerClass);
+
+  /** Multi-label input: the label image gets each kept component's class value instead of its label -- the
+   * input segmentation cleaned by the post-processing (removed components become the background value). The
+   * class values must fit the output pixel type. The LabelMap and GetComponentFeatures() still hold the
+   * components under their labels. Off by default. */
+  itkSetMacro(OutputClassValues, bool);
+  itkGetConstMacro(OutputClassValues, bool);
+  itkBooleanMacro(OutputClassValues);
 
   /** The number of components labeled before the post-processing removed any (after Update()). */
   itkGetConstMacro(OriginalObjectCount, SizeValueType);
@@ -320,7 +348,7 @@ public:
    * order, the columns named by GetComponentFeatureTableColumnNames(): Label, NumberOfPixels,
    * PhysicalSize (NumberOfPixels times the pixel's volume), Centroid-i (the physical point),
    * BoundingBoxIndex-i and BoundingBoxSize-i (index space), i = 0 .. ImageDimension-1 in ITK's index
-   * order (x first). Filled by every Update(), also with GenerateLabelMapOff(), which skips the LabelMap. */
+   * order (x first), then ClassValue (MultiLabel: the component's class; 0 otherwise). Filled by every Update(), also with GenerateLabelMapOff(), which skips the LabelMap. */
   vnl_matrix<double>
   GetComponentFeatureTable() const;
 
@@ -469,6 +497,9 @@ private:
   double                     m_MinimumPhysicalSize{ 0 };
   SizeValueType              m_NumberOfObjectsToKeep{ 0 };
   bool                       m_SortByObjectSize{ false };
+  bool                       m_MultiLabel{ false };
+  bool                       m_PerClass{ false };
+  bool                       m_OutputClassValues{ false };
   SizeValueType              m_OriginalObjectCount{ 0 };
   TimeSplit                  m_TimeSplit;
   OutputPixelType            m_BackgroundValue{};

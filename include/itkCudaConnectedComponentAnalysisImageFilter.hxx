@@ -269,6 +269,13 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   request.postProcessing.minimumPhysicalSize = m_MinimumPhysicalSize;
   request.postProcessing.numberOfObjectsToKeep = m_NumberOfObjectsToKeep;
   request.postProcessing.sortByObjectSize = m_SortByObjectSize;
+  request.multiLabel = m_MultiLabel;
+  request.postProcessing.perClass = m_PerClass;
+  request.postProcessing.writeClassValues = m_OutputClassValues;
+  if ((m_PerClass || m_OutputClassValues) && !m_MultiLabel)
+  {
+    itkExceptionMacro(<< "PerClass and OutputClassValues need multi-label input: set MultiLabelOn()");
+  }
   request.memoryBudget = m_MemoryBudget;
   request.pixelVolume = 1.0; // as ShapeLabelMapFilter's sizePerPixel: the spacing's product in dimension order
   for (unsigned int d = 0; d < ImageDimension; ++d)
@@ -427,8 +434,10 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   std::vector<std::uint64_t> pixels(count);
   std::vector<std::int64_t>  boxBegin[ImageDimension], boxEnd[ImageDimension];
   std::vector<double>        centroid[ImageDimension];
+  std::vector<std::int64_t>  classValue(m_MultiLabel ? count : 0);
   cca::BasicColumns          columns;
   columns.numberOfPixels = pixels.data();
+  columns.classValue = m_MultiLabel ? classValue.data() : nullptr;
   for (unsigned int d = 0; d < ImageDimension; ++d)
   {
     boxBegin[d].resize(count);
@@ -444,6 +453,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     ComponentFeatures & c = m_ComponentFeatures[i];
     c.Label = static_cast<OutputPixelType>(this->LabelOf(i));
     c.NumberOfPixels = static_cast<SizeValueType>(pixels[i]);
+    c.ClassValue = m_MultiLabel ? classValue[i] : 0;
     IndexType boxIndex;
     SizeType  boxSize;
     for (unsigned int d = 0; d < ImageDimension; ++d)
@@ -490,7 +500,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
       names += std::string(" ") + attribute + "-" + std::to_string(d);
     }
   }
-  return names;
+  return names + " ClassValue";
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -504,7 +514,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     pixelVolume *= output->GetSpacing()[d];
   }
-  vnl_matrix<double> table(m_ComponentFeatures.size(), 3 + 3 * ImageDimension);
+  vnl_matrix<double> table(m_ComponentFeatures.size(), 4 + 3 * ImageDimension);
   auto               row = [&](SizeValueType k) {
     const ComponentFeatures &           c = m_ComponentFeatures[k];
     typename OutputImageType::PointType centroid;
@@ -518,6 +528,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
       table(k, 3 + ImageDimension + d) = static_cast<double>(c.BoundingBox.GetIndex(d));
       table(k, 3 + 2 * ImageDimension + d) = static_cast<double>(c.BoundingBox.GetSize(d));
     }
+    table(k, 3 + 3 * ImageDimension) = static_cast<double>(c.ClassValue);
   };
   this->ForEachComponent(m_ComponentFeatures.size(), row);
   return table;
@@ -539,6 +550,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   os << indent << "MinimumPhysicalSize: " << m_MinimumPhysicalSize << std::endl;
   os << indent << "NumberOfObjectsToKeep: " << m_NumberOfObjectsToKeep << std::endl;
   os << indent << "SortByObjectSize: " << m_SortByObjectSize << std::endl;
+  os << indent << "MultiLabel: " << m_MultiLabel << std::endl;
+  os << indent << "PerClass: " << m_PerClass << std::endl;
+  os << indent << "OutputClassValues: " << m_OutputClassValues << std::endl;
   os << indent << "OriginalObjectCount: " << m_OriginalObjectCount << std::endl;
   os << indent
      << "BackgroundValue: " << static_cast<typename NumericTraits<OutputPixelType>::PrintType>(m_BackgroundValue)

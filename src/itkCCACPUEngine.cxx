@@ -91,6 +91,7 @@ CPUEngine::Analyze(const Request & request)
   m_Dimension = request.dimension;
   m_NumberOfRows = request.size[1] * request.size[2];
   m_FullyConnected = request.fullyConnected;
+  m_MultiLabel = request.multiLabel;
   m_BatchExtent = request.batchExtent;
   m_ComputeShapeSums = request.computeShapeSums;
   m_ComputePerimeter = request.computeShapeSums && request.computePerimeter;
@@ -99,9 +100,13 @@ CPUEngine::Analyze(const Request & request)
     SetUpBlocks();
     FindAndUniteRunsWithinBlocks(request);
     NumberRunsGlobally();
-    UniteAcrossBlocks();
+    UniteAcrossBlocks(request);
     NumberComponents();
     ComputeFeatures();
+    if (m_MultiLabel)
+    {
+      RecordClassValues(request);
+    }
   }
   catch (const std::bad_alloc &)
   {
@@ -172,7 +177,10 @@ CPUEngine::WriteLabelsOfType(const LabelOutput & output) const
         const Run &         run = rowRuns.runs[i];
         const std::uint64_t k =
           output.newIndex ? output.newIndex[component[rowRuns.firstId + i]] : component[rowRuns.firstId + i];
-        const TOutput label = k == UINT64_MAX ? background : static_cast<TOutput>(output.LabelValue(k));
+        const TOutput label = k == UINT64_MAX ? background
+                              : output.classValue
+                                ? static_cast<TOutput>(output.classValue[k])
+                                : static_cast<TOutput>(output.LabelValue(k));
         std::fill(line + x, line + run.begin, background);
         std::fill(line + run.begin, line + run.end, label);
         x = run.end;
@@ -237,8 +245,10 @@ cpu::CPUEngine::GetWorstCaseBytesPerPixel(const Request & request) const
 {
   // Every other pixel a run (begin and end, its union-find parent) and a component (its ComponentSums row),
   // the mask not counted (the caller's), plus each row's first run.
+  // Multi-label input: every pixel a run and a component.
   const double perRun = 2 * sizeof(std::uint64_t) + sizeof(std::uint64_t) + sizeof(ComponentSums);
-  return perRun / 2 + static_cast<double>(sizeof(std::uint64_t)) / static_cast<double>(request.size[0]);
+  return perRun / (request.multiLabel ? 1 : 2) +
+         static_cast<double>(sizeof(std::uint64_t)) / static_cast<double>(request.size[0]);
 }
 
 } // namespace cca

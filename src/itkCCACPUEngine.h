@@ -133,10 +133,17 @@ private:
   void
   FindAndUniteRunsWithinBlocks(const Request & request);
 
-  /** One block of FindAndUniteRunsWithinBlocks(); scanRow(offset, length, runs) scans one row. */
-  template <typename TScanRow>
+  /** One block of FindAndUniteRunsWithinBlocks(); scanRow(offset, length, runs) scans one row,
+   * uniteRows(current, row, neighbor, neighborRow, parent) unites its runs with those of a preceding row. */
+  template <typename TScanRow, typename TUniteRows>
   void
-  ScanBlock(RowBlock & block, const TScanRow & scanRow);
+  ScanBlock(RowBlock & block, const TScanRow & scanRow, const TUniteRows & uniteRows);
+
+  /** Calls function(input, mask, uniteRows) with the request's typed input and mask (a null `const NoMask *`
+   * without one) and the row union of the analysis (by overlap; with multi-label input, of equal values). */
+  template <typename TFunction>
+  void
+  DispatchRowPass(const Request & request, const TFunction & function) const;
 
   /** Numbers the runs in raster order across blocks: offsets each block's run numbers, row starts
    * and parents by the runs of the blocks before it, gathering the parents into one array. */
@@ -146,7 +153,7 @@ private:
   /** Unites runs of adjacent rows that lie in different blocks. Only the first ySize + 1 rows of a
    * block can have a neighbor in an earlier block, so this serial pass is short. */
   void
-  UniteAcrossBlocks();
+  UniteAcrossBlocks(const Request & request);
 
   /** Replaces each run's parent by its component number. Roots are the first runs of their
    * components, so numbering the roots in run order numbers the components in raster order of
@@ -163,6 +170,10 @@ private:
    * order. */
   void
   ComputeFeatures();
+
+  /** Multi-label input: each component's class value, the input value at its runs, into its sums. */
+  void
+  RecordClassValues(const Request & request);
 
   /** The runs of any row, found from the block that asks (rows of other blocks are looked up). */
   RowRuns
@@ -206,6 +217,7 @@ private:
   unsigned                                m_Dimension = 2;
   std::uint64_t                           m_NumberOfRows = 0;
   bool                                    m_FullyConnected = false;
+  bool                                    m_MultiLabel = false; ///< Request::multiLabel of the analysis
   std::uint64_t                           m_BatchExtent = 0; ///< Request::batchExtent of the analysis
   bool                                    m_ComputeShapeSums = false;
   bool                                    m_ComputePerimeter = false;

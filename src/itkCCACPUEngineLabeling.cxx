@@ -26,6 +26,7 @@
 #include "itkCCACPUEngine.h"
 #include "itkCCACPURowScan.h"
 #include "itkCCAParallelFor.h"
+#include "itkCCAScalarDispatch.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -38,14 +39,13 @@ namespace cca
 namespace cpu
 {
 
-template <typename TScanRow>
+template <typename TScanRow, typename TUniteRows>
 void
-CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow)
+CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow, const TUniteRows & uniteRows)
 {
   const std::uint64_t rowLength = m_Size[0];
   const std::uint64_t ySize = m_Size[1];
-  const std::uint64_t widening = m_FullyConnected ? 1 : 0;
-  const std::uint64_t slotsPerRow = RunSlotsPerRow(rowLength);
+  const std::uint64_t slotsPerRow = RunSlotsPerRow(rowLength, m_MultiLabel);
   block.runs.SetSize(0);
   block.localParent.SetSize(0);
   block.foreignFeatures.clear();
@@ -84,37 +84,75 @@ CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow)
         const RowRuns       neighbor{ block.runs.Data() + neighborFirst,
                                 neighborFirst,
                                 m_RowStart[neighborRow + 1] - neighborFirst };
-        UniteRows(current, neighbor, widening, parent);
+        uniteRows(current, row, neighbor, neighborRow, parent);
       }
     }
   }
 }
 
+template <typename TFunction>
 void
-CPUEngine::FindAndUniteRunsWithinBlocks(const Request & request)
+CPUEngine::DispatchRowPass(const Request & request, const TFunction & function) const
 {
-  auto scanBlocks = [&](auto inputTag, auto maskTag) {
-    using InputPixelType = decltype(inputTag);
-    using MaskPixelType = decltype(maskTag);
-    const auto * input = static_cast<const InputPixelType *>(request.input);
-    const auto * mask = static_cast<const MaskPixelType *>(request.mask);
-    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
-      this->ScanBlock(m_Blocks[static_cast<std::size_t>(b)],
-                      [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
-                        return ScanRow(input + offset, mask ? mask + offset : mask, length, runs);
-                      });
-    });
-  };
-
   DispatchScalarKind(request.inputKind, [&](auto inputTag) {
+    using InputPixelType = decltype(inputTag);
+    const auto *        input = static_cast<const InputPixelType *>(request.input);
+    const std::uint64_t rowLength = m_Size[0];
+    const std::uint64_t widening = m_FullyConnected ? 1 : 0;
+    const bool          multiLabel = m_MultiLabel;
+    // Rows unite by overlap alone, or, with multi-label input, where their values are equal as well.
+    auto uniteRows = [input, rowLength, widening, multiLabel](const RowRuns & current, std::uint64_t row,
+                                                              const RowRuns & neighbor, std::uint64_t neighborRow,
+                                                              std::uint64_t * parent) {
+      if (multiLabel)
+      {
+        UniteRowsOfEqualValue(
+          current, input + row * rowLength, neighbor, input + neighborRow * rowLength, widening, parent);
+      }
+      else
+      {
+        UniteRows(current, neighbor, widening, parent);
+      }
+    };
     if (request.mask == nullptr)
     {
-      scanBlocks(inputTag, NoMask{});
+      function(input, static_cast<const NoMask *>(nullptr), uniteRows);
     }
     else
     {
-      DispatchScalarKind(request.maskKind, [&](auto maskTag) { scanBlocks(inputTag, maskTag); });
+      DispatchScalarKind(request.maskKind, [&](auto maskTag) {
+        using MaskPixelType = decltype(maskTag);
+        function(input, static_cast<const MaskPixelType *>(request.mask), uniteRows);
+      });
     }
+  });
+}
+
+void
+CPUEngine::FindAndUniteRunsWithinBlocks(const Request & request)
+{
+  DispatchRowPass(request, [&](const auto * input, const auto * mask, const auto & uniteRows) {
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+      RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+      if (m_MultiLabel)
+      {
+        this->ScanBlock(
+          block,
+          [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
+            return ScanRowMultiLabel(input + offset, mask ? mask + offset : mask, length, runs);
+          },
+          uniteRows);
+      }
+      else
+      {
+        this->ScanBlock(
+          block,
+          [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
+            return ScanRow(input + offset, mask ? mask + offset : mask, length, runs);
+          },
+          uniteRows);
+      }
+    });
   });
 }
 
@@ -148,34 +186,63 @@ CPUEngine::NumberRunsGlobally()
 }
 
 void
-CPUEngine::UniteAcrossBlocks()
+CPUEngine::UniteAcrossBlocks(const Request & request)
 {
   const std::uint64_t ySize = m_Size[1];
-  const std::uint64_t widening = m_FullyConnected ? 1 : 0;
-  std::uint64_t       neighbors[4];
-  for (std::size_t b = 1; b < m_Blocks.size(); ++b)
-  {
-    const RowBlock &    block = m_Blocks[b];
-    const std::uint64_t endRow = std::min(block.endRow, block.firstRow + ySize + 1);
-    for (std::uint64_t row = block.firstRow; row < endRow; ++row)
+  DispatchRowPass(request, [&](const auto *, const auto *, const auto & uniteRows) {
+    std::uint64_t neighbors[4];
+    for (std::size_t b = 1; b < m_Blocks.size(); ++b)
     {
-      const RowRuns current = RunsOfRow(block, row);
-      if (current.count == 0)
+      const RowBlock &    block = m_Blocks[b];
+      const std::uint64_t endRow = std::min(block.endRow, block.firstRow + ySize + 1);
+      for (std::uint64_t row = block.firstRow; row < endRow; ++row)
       {
-        continue;
-      }
-      const unsigned numberOfNeighbors =
-        PrecedingNeighborRows(row, row % ySize, ySize, m_FullyConnected, neighbors, m_BatchExtent, m_Dimension);
-      for (unsigned i = 0; i < numberOfNeighbors; ++i)
-      {
-        const std::uint64_t neighborRow = neighbors[i];
-        if (neighborRow < block.firstRow)
+        const RowRuns current = RunsOfRow(block, row);
+        if (current.count == 0)
         {
-          UniteRows(current, RunsOfRow(m_Blocks[BlockOfRow(neighborRow)], neighborRow), widening, m_Parent.Data());
+          continue;
+        }
+        const unsigned numberOfNeighbors =
+          PrecedingNeighborRows(row, row % ySize, ySize, m_FullyConnected, neighbors, m_BatchExtent, m_Dimension);
+        for (unsigned i = 0; i < numberOfNeighbors; ++i)
+        {
+          const std::uint64_t neighborRow = neighbors[i];
+          if (neighborRow < block.firstRow)
+          {
+            uniteRows(
+              current, row, RunsOfRow(m_Blocks[BlockOfRow(neighborRow)], neighborRow), neighborRow, m_Parent.Data());
+          }
         }
       }
     }
-  }
+  });
+}
+
+void
+CPUEngine::RecordClassValues(const Request & request)
+{
+  DispatchScalarKind(request.inputKind, [&](auto inputTag) {
+    using InputPixelType = decltype(inputTag);
+    const auto *          input = static_cast<const InputPixelType *>(request.input);
+    const std::uint64_t * component = m_Parent.Data();
+    // A block owns the components whose first run it holds: it alone writes their class.
+    ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+      const RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+      for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+      {
+        const RowRuns runs = RunsOfRow(block, row);
+        for (std::uint64_t i = 0; i < runs.count; ++i)
+        {
+          const std::uint64_t k = component[runs.firstId + i];
+          if (k >= block.firstComponent)
+          {
+            m_Features[static_cast<std::size_t>(k)].classValue =
+              static_cast<std::int64_t>(input[row * m_Size[0] + runs.runs[i].begin]);
+          }
+        }
+      }
+    });
+  });
 }
 
 void

@@ -192,11 +192,11 @@ IsForeground(const TInput * input, const TMask * mask, std::uint64_t x)
 }
 
 /** Most runs a row of `rowLength` pixels can have, plus the one slot that ScanRow() writes past
- * its last run. */
+ * its last run. Multi-label rows can have a run per pixel (neighbors of different values). */
 inline std::uint64_t
-RunSlotsPerRow(std::uint64_t rowLength)
+RunSlotsPerRow(std::uint64_t rowLength, bool multiLabel = false)
 {
-  return rowLength / 2 + rowLength % 2 + 1;
+  return multiLabel ? rowLength + 1 : rowLength / 2 + rowLength % 2 + 1;
 }
 
 /** Writes the runs of one row to `runs` (RunSlotsPerRow() slots) and returns their number.
@@ -249,6 +249,41 @@ ScanRow(const TInput * input, const TMask * mask, std::uint64_t rowLength, Run *
     runs[numberOfEnds].end = rowLength;
   }
   return numberOfStarts;
+}
+
+/** ScanRow() for multi-label input (Request::multiLabel): a run also ends where the value changes, so that each
+ * run holds one class, the value of its first pixel. Neighboring runs of a row may then touch. Class maps are
+ * piecewise constant: a plain loop, branching on the few changes, is what they need. */
+template <typename TInput, typename TMask>
+std::uint64_t
+ScanRowMultiLabel(const TInput * input, const TMask * mask, std::uint64_t rowLength, Run * runs)
+{
+  std::uint64_t count = 0;
+  bool          previous = false;
+  TInput        previousValue{};
+  for (std::uint64_t x = 0; x < rowLength; ++x)
+  {
+    const bool   current = IsForeground(input, mask, x);
+    const TInput value = input[x];
+    if (current != previous || (current && value != previousValue))
+    {
+      if (previous)
+      {
+        runs[count - 1].end = x;
+      }
+      if (current)
+      {
+        runs[count++].begin = x;
+      }
+    }
+    previous = current;
+    previousValue = value;
+  }
+  if (previous)
+  {
+    runs[count - 1].end = rowLength;
+  }
+  return count;
 }
 
 /** Root of the set of run i. Path halving only ever points a run to an earlier run of its set, so
@@ -315,6 +350,39 @@ UniteRows(const RowRuns & current, const RowRuns & neighbor, std::uint64_t widen
     // Branch-free advance: on noisy images which run ends first is a coin toss.
     c += static_cast<std::uint64_t>(cr.end <= nr.end);
     n += static_cast<std::uint64_t>(nr.end <= cr.end);
+  }
+}
+
+/** UniteRows() for multi-label input: only runs of the same value unite, the value of a run being that of its
+ * first pixel in its row's input (`currentRow`, `neighborRow`: the rows' first pixels). Runs of a row may touch
+ * here, so a run can meet neighbor runs that also meet the next run of its row: the neighbor runs that can
+ * still touch are found again for each run, from the first one that reaches it (a pointer that only moves
+ * forward, as the runs' begins do). */
+template <typename TInput>
+inline void
+UniteRowsOfEqualValue(const RowRuns & current, const TInput * currentRow, const RowRuns & neighbor,
+                      const TInput * neighborRow, std::uint64_t widening, std::uint64_t * parent)
+{
+  const Run * const   currentRuns = current.runs;
+  const Run * const   neighborRuns = neighbor.runs;
+  const std::uint64_t neighborCount = neighbor.count;
+  std::uint64_t       first = 0;
+  for (std::uint64_t c = 0; c < current.count; ++c)
+  {
+    const Run    cr = currentRuns[c];
+    const TInput value = currentRow[cr.begin];
+    // Neighbor runs ending (widened) before this run begins touch neither it nor any later run of its row.
+    while (first < neighborCount && neighborRuns[first].end + widening <= cr.begin)
+    {
+      ++first;
+    }
+    for (std::uint64_t n = first; n < neighborCount && neighborRuns[n].begin < cr.end + widening; ++n)
+    {
+      if (neighborRow[neighborRuns[n].begin] == value)
+      {
+        Unite(parent, neighbor.firstId + n, current.firstId + c);
+      }
+    }
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <numeric>
 
 namespace itk
 {
@@ -70,14 +71,15 @@ SortBySizeDecreasing(std::vector<std::uint64_t> & items, const std::vector<Compo
   }
 }
 
-/** Appends to `kept` the selection among components [begin, end) (engine order), in their new order. */
+/** Appends to `kept` the selection among the components `candidates` (engine indices in increasing order), in
+ * their new order. */
 void
-SelectAmong(const std::vector<ComponentSums> & sums, std::uint64_t begin, std::uint64_t end,
+SelectAmong(const std::vector<ComponentSums> & sums, const std::vector<std::uint64_t> & candidates,
             const PostProcessing & options, double pixelVolume, std::vector<std::uint64_t> & kept)
 {
   std::vector<std::uint64_t> order;
-  order.reserve(static_cast<std::size_t>(end - begin));
-  for (std::uint64_t k = begin; k < end; ++k)
+  order.reserve(candidates.size());
+  for (const std::uint64_t k : candidates)
   {
     const std::uint64_t n = sums[k].numberOfPixels;
     // RelabelComponentImageFilter removes n < MinimumObjectSize; ShapeOpeningLabelMapFilter keeps
@@ -107,6 +109,45 @@ SelectAmong(const std::vector<ComponentSums> & sums, std::uint64_t begin, std::u
   }
   kept.insert(kept.end(), order.begin(), order.end());
 }
+
+/** Appends to `kept` the selection among components [begin, end) (engine order), in their new order: with
+ * PostProcessing::perClass, each class (ComponentSums::classValue) keeps its own N largest, and the kept
+ * components of all classes are numbered together, in engine order or by decreasing size. */
+void
+SelectRange(const std::vector<ComponentSums> & sums, std::uint64_t begin, std::uint64_t end,
+            const PostProcessing & options, double pixelVolume, std::vector<std::uint64_t> & kept)
+{
+  std::vector<std::uint64_t> candidates(static_cast<std::size_t>(end - begin));
+  std::iota(candidates.begin(), candidates.end(), begin);
+  if (!options.perClass)
+  {
+    SelectAmong(sums, candidates, options, pixelVolume, kept);
+    return;
+  }
+  // Classes one after the other, each in engine order.
+  std::stable_sort(candidates.begin(), candidates.end(), [&sums](std::uint64_t a, std::uint64_t b) {
+    return sums[a].classValue < sums[b].classValue;
+  });
+  PostProcessing perClass = options;
+  perClass.sortByObjectSize = false;
+  std::vector<std::uint64_t> keptOfRange;
+  std::vector<std::uint64_t> ofClass;
+  for (std::size_t first = 0, last = 0; first < candidates.size(); first = last)
+  {
+    const std::int64_t classValue = sums[candidates[first]].classValue;
+    for (last = first + 1; last < candidates.size() && sums[candidates[last]].classValue == classValue; ++last)
+    {}
+    ofClass.assign(candidates.begin() + static_cast<std::ptrdiff_t>(first),
+                   candidates.begin() + static_cast<std::ptrdiff_t>(last));
+    SelectAmong(sums, ofClass, perClass, pixelVolume, keptOfRange);
+  }
+  std::sort(keptOfRange.begin(), keptOfRange.end());
+  if (options.sortByObjectSize)
+  {
+    SortBySizeDecreasing(keptOfRange, sums);
+  }
+  kept.insert(kept.end(), keptOfRange.begin(), keptOfRange.end());
+}
 } // namespace
 
 ComponentSelection
@@ -118,7 +159,7 @@ SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing &
   selection.order.reserve(numComponents);
   if (batchExtent == 0)
   {
-    SelectAmong(sums, 0, numComponents, options, pixelVolume, selection.order);
+    SelectRange(sums, 0, numComponents, options, pixelVolume, selection.order);
   }
   else
   {
@@ -128,7 +169,7 @@ SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing &
     {
       for (end = begin + 1; end < numComponents && imageOf(end) == imageOf(begin); ++end)
       {}
-      SelectAmong(sums, begin, end, options, pixelVolume, selection.order);
+      SelectRange(sums, begin, end, options, pixelVolume, selection.order);
     }
   }
   const std::vector<std::uint64_t> & order = selection.order;

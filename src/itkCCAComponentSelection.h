@@ -51,7 +51,8 @@ struct ComponentSelection
  * RelabelComponentImageFilter's sort); the kept are numbered by decreasing size (ties by engine order) with
  * sortByObjectSize, else in engine order. `pixelVolume` is the product of the spacing, taken in dimension order as
  * ShapeLabelMapFilter takes it. A batch (Request::batchExtent, its images along index axis `batchAxis`) is
- * post-processed image by image: each image keeps its own N largest, numbered after the images before it. */
+ * post-processed image by image: each image keeps its own N largest, numbered after the images before it. With
+ * perClass (multi-label input), each class keeps its own N largest (ComponentSums::classValue). */
 ComponentSelection
 SelectComponents(const std::vector<ComponentSums> & sums, const PostProcessing & options, double pixelVolume,
                  unsigned batchAxis = 0, std::uint64_t batchExtent = 0);

@@ -58,6 +58,11 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
   {
     throw Error("no input buffer");
   }
+  if (request.multiLabel && (request.inputKind == ScalarKind::Float32 || request.inputKind == ScalarKind::Float64))
+  {
+    throw Error(std::string("multi-label input must have an integer pixel type, not ") +
+                ScalarKindName(request.inputKind) + ": its values are the classes");
+  }
   if (request.batchExtent != 0)
   {
     const std::uint64_t slowest = request.size[request.dimension - 1];
@@ -173,6 +178,10 @@ WriteBasicColumnsOfSums(const std::vector<ComponentSums> & sums, const BasicGeom
                       f.indexSum.data(),
                       f.boundingBoxMin.data(),
                       f.boundingBoxMax.data());
+        if (columns.classValue)
+        {
+          columns.classValue[row] = f.classValue;
+        }
       }
     }
   });

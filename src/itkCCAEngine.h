@@ -69,6 +69,9 @@ struct LabelOutput
   /** Optional (post-processing): for each component its new index (0-based), or UINT64_MAX where it was
    * removed and becomes background; the value written is then that of the new index. */
   const std::uint64_t * newIndex = nullptr;
+  /** Optional (multi-label input, PostProcessing::writeClassValues): per (new) index, the value written instead
+   * of the label: the component's class. Host memory. */
+  const std::int64_t * classValue = nullptr;
   /** CUDA engine only: `data` is a device pointer on the engine's device. */
   bool onDevice = false;
   /** Only the rows [firstRow, firstRow + numberOfRows) (a row: y + z * sizeY), written from `data` on; 0 rows:

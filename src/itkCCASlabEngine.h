@@ -52,7 +52,7 @@ struct SlabPlan
   }
 };
 
-/** Whether the request's image can be cut into slabs: a host image of 2 or 3 dimensions, not a batch. */
+/** Whether the request's image can be cut into slabs: a host image of 2 or 3 dimensions, not a batch, not multi-label. */
 bool
 CanCutIntoSlabs(const Request & request);
 

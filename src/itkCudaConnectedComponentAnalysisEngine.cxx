@@ -29,6 +29,7 @@
 #include "itkCCASlabEngine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <iostream>
 #include <exception>
@@ -51,6 +52,33 @@ namespace
  * the CUDA engine was 2-3x faster. Below 2^16 pixels the CPU engine works as one block on one thread, so the
  * crossover does not depend on the host's core count. */
 constexpr std::uint64_t AutomaticCudaFromPixels = std::uint64_t{ 1 } << 16;
+
+/** Throws where a class value (read as the input's kind `classKind` reads it) does not fit the output pixel kind
+ * `outputKind`: a cleaned segmentation must not wrap its classes around. */
+void
+CheckClassValuesFit(const std::vector<std::int64_t> & classes, cca::ScalarKind classKind, cca::ScalarKind outputKind)
+{
+  const bool   isFloat = outputKind == cca::ScalarKind::Float32 || outputKind == cca::ScalarKind::Float64;
+  const bool   isSigned = outputKind == cca::ScalarKind::Int8 || outputKind == cca::ScalarKind::Int16 ||
+                        outputKind == cca::ScalarKind::Int32 || outputKind == cca::ScalarKind::Int64;
+  const auto   bits = static_cast<unsigned>(8 * cca::ScalarKindSize(outputKind));
+  const double lowest = isSigned ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0;
+  const double highest = isSigned ? std::ldexp(1.0, static_cast<int>(bits) - 1) - 1 : std::ldexp(1.0, static_cast<int>(bits)) - 1;
+  for (const std::int64_t c : classes)
+  {
+    // An unsigned 64-bit input keeps its value's bits in the int64.
+    const double value = classKind == cca::ScalarKind::UInt64 ? static_cast<double>(static_cast<std::uint64_t>(c))
+                                                              : static_cast<double>(c);
+    if (!isFloat && (value < lowest || value > highest))
+    {
+      std::ostringstream message;
+      message << "the class value " << (classKind == cca::ScalarKind::UInt64 ? std::to_string(static_cast<std::uint64_t>(c)) : std::to_string(c))
+              << " does not fit the output pixel type " << cca::ScalarKindName(outputKind)
+              << ": the class values are written as they are";
+      throw cca::Error(message.str());
+    }
+  }
+}
 
 void
 WriteWarningToStandardError(const char * text)
@@ -211,6 +239,11 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   std::uint64_t              batchImages{ 0 };
   bool                       restartReady{ false };
   std::vector<std::uint64_t> restartIndex;
+  /** Multi-label input with PostProcessing::writeClassValues: the label image gets each kept component's class
+   * value, by its (new) index. */
+  bool                      writeClassValues{ false };
+  cca::ScalarKind           classKind{ cca::ScalarKind::UInt8 }; ///< the input's: how to read a class value
+  std::vector<std::int64_t> classOfIndex;
 
   /** For each component of the analysis, its index within its image (in the kept components' order), or
    * UINT64_MAX where the post-processing removed it. */
@@ -245,6 +278,18 @@ struct CudaConnectedComponentAnalysisEngine::Internals
     }
     restartReady = true;
     return restartIndex.data();
+  }
+
+  /** classOfIndex from the (kept) components' sums. */
+  void
+  StoreClassValues()
+  {
+    const std::vector<cca::ComponentSums> & sums = Sums();
+    classOfIndex.resize(sums.size());
+    for (std::size_t j = 0; j < sums.size(); ++j)
+    {
+      classOfIndex[j] = sums[j].classValue;
+    }
   }
 
   const std::vector<cca::ComponentSums> &
@@ -428,6 +473,10 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       throw cca::Error(
         "the image is in GPU memory: the CPU backend cannot read it (use the CUDA or automatic backend)");
     }
+    if (request.multiLabel && request.memoryBudget != 0)
+    {
+      throw cca::Error("multi-label input is not labeled in slabs (a memory budget) yet: leave the budget at 0");
+    }
     Backend chosen = request.inputOnDevice ? Backend::CUDA : backend;
     if (chosen == Backend::Automatic && request.NumberOfPixels() < AutomaticCudaFromPixels)
     {
@@ -461,11 +510,17 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     in.batchExtent = request.batchExtent;
     in.batchImages = request.batchExtent ? request.size[request.dimension - 1] / request.batchExtent : 0;
     in.restartReady = false;
+    in.writeClassValues = request.multiLabel && r.postProcessing.writeClassValues;
+    in.classKind = request.inputKind;
     in.selected = r.postProcessing.Active();
     if (!in.selected)
     {
       in.selection = cca::ComponentSelection();
       in.selectedSums = std::vector<cca::ComponentSums>();
+      if (in.writeClassValues)
+      {
+        in.StoreClassValues();
+      }
       return count;
     }
     const auto & sums = in.Analyzed().GetFeatures();
@@ -475,6 +530,10 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     for (std::size_t j = 0; j < in.selection.order.size(); ++j)
     {
       in.selectedSums[j] = sums[in.selection.order[j]];
+    }
+    if (in.writeClassValues)
+    {
+      in.StoreClassValues();
     }
     return static_cast<std::uint64_t>(in.selection.order.size());
   });
@@ -526,9 +585,16 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
     {
       throw Error("labels restarting per image need a batch (Request::batchExtent)");
     }
-    output.newIndex = restartPerImage         ? m_Internals->RestartTable()
-                      : m_Internals->selected ? m_Internals->selection.newIndex.data()
-                                              : nullptr;
+    // Class values do not depend on the numbering: no restart table for them.
+    const bool classValues = m_Internals->writeClassValues;
+    output.newIndex = restartPerImage && !classValues ? m_Internals->RestartTable()
+                      : m_Internals->selected         ? m_Internals->selection.newIndex.data()
+                                                      : nullptr;
+    output.classValue = classValues ? m_Internals->classOfIndex.data() : nullptr;
+    if (classValues)
+    {
+      CheckClassValuesFit(m_Internals->classOfIndex, m_Internals->classKind, kind);
+    }
     if (!dataOnDevice)
     {
       cca::AdviseHugePages(data, static_cast<std::size_t>(m_Internals->pixels * cca::ScalarKindSize(kind)));

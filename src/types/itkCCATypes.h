@@ -146,6 +146,9 @@ struct ComponentSums
    * neighbor is not in the component (other labels, background and outside the image alike).
    * k in order: (1,0,0) (0,1,0) (0,0,1) (1,1,0) (1,0,1) (0,1,1) (1,1,1); 2D uses 0, 1 and 3. */
   std::array<std::uint64_t, 7> intercepts{ { 0, 0, 0, 0, 0, 0, 0 } };
+  /** Multi-label input (Request::multiLabel): the input value all the component's pixels share, its class
+   * (an unsigned 64-bit value's bits as they are); 0 otherwise. */
+  std::int64_t classValue = 0;
 
   bool
   operator==(const ComponentSums & o) const
@@ -153,7 +156,7 @@ struct ComponentSums
     return numberOfPixels == o.numberOfPixels && boundingBoxMin == o.boundingBoxMin &&
            boundingBoxMax == o.boundingBoxMax && indexSum == o.indexSum && indexProductSum == o.indexProductSum &&
            numberOfPixelsOnBorder == o.numberOfPixelsOnBorder && borderFaces == o.borderFaces &&
-           intercepts == o.intercepts;
+           intercepts == o.intercepts && classValue == o.classValue;
   }
   bool
   operator!=(const ComponentSums & o) const
@@ -207,6 +210,11 @@ struct PostProcessing
   double        minimumPhysicalSize = 0;   ///< pixels × the spacing's product; below is removed (0: none)
   std::uint64_t numberOfObjectsToKeep = 0; ///< the largest that stay (0: all)
   bool          sortByObjectSize = false;  ///< numbered by decreasing size, else in raster order
+  /** Multi-label input: numberOfObjectsToKeep is the number kept of each class (its largest), not overall. */
+  bool perClass = false;
+  /** Multi-label input: the label image gets each kept component's class value instead of its label (the
+   * cleaned segmentation); removed components become background. */
+  bool writeClassValues = false;
   bool
   Active() const
   {
@@ -226,6 +234,11 @@ struct Request
   ScalarKind                              inputKind = ScalarKind::UInt8;
   const void *                            mask = nullptr; ///< optional; zero mask pixels are background
   ScalarKind                              maskKind = ScalarKind::UInt8;
+  /** Equal-value connectivity (issue 23): the input holds class values (an integer type); a component is a
+   * connected set of pixels of the same non-zero value, as ScalarConnectedComponentImageFilter with a distance
+   * of 0 and background 0 labels them, and records that value (ComponentSums::classValue). false: every
+   * non-zero pixel is foreground, whatever its value (ConnectedComponentImageFilter). */
+  bool multiLabel = false;
   /** Also accumulate the sums behind ITK's shape attributes (second moments, border counts). */
   bool computeShapeSums = false;
   /** Also count the perimeter intercepts (needs computeShapeSums). */
@@ -291,6 +304,8 @@ struct BasicColumns
    * first, so that they equal a call on that image alone. 0: no batch. */
   std::uint64_t  batchStride = 0;
   std::int64_t * image = nullptr;
+  /** Multi-label input: each component's class value (ComponentSums::classValue). */
+  std::int64_t * classValue = nullptr;
   bool           onDevice = false;
 };
 
