@@ -29,12 +29,14 @@ def _analysis():
 
 
 def _analyze(analysis, inp, image, mask, fully, backend, device, threads, min_size, min_physical_size, keep, sort,
-             pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0):
+             pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0, multilabel=False, per_class=False,
+             class_values=False):
     """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
     count = analysis.run(image, mask, fully, backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
-                         bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget))
+                         bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget), bool(multilabel),
+                         bool(per_class), bool(class_values))
     text = _core.take_warning()
     if text:
         warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=3)  # the user's call of label()/label_batch()
@@ -123,6 +125,9 @@ def label(
     device=0,
     threads=0,
     memory_budget=0,
+    multilabel=False,
+    per_class=False,
+    class_values=False,
 ):
     """Labels the connected components of `image` and, with `return_table`, measures them.
 
@@ -158,12 +163,27 @@ def label(
         counted at its worst case per pixel; a host image that needs more is labelled in slabs along its first
         axis and merged, with the same result. 0 (default): the image whole (slabs below 2^32 pixels on the
         GPU), and slabs of half as many planes each time the engine runs out of memory.
+    multilabel: the image holds classes (an integer array, a multi-class segmentation): a component is a connected
+        set of pixels of the same non-zero value (cc3d's multi-label mode; ITK's ScalarConnectedComponentImageFilter
+        with a distance of 0), and the table gets a "class" column (the input's dtype). Labelled by the CPU engine
+        for now (the CUDA engine does not label multi-label input yet: "auto" uses the CPU engine and says so; GPU
+        arrays and Dask arrays are refused); background must be 0, no memory budget.
+    per_class: with multilabel, keep_largest keeps the N largest components of each class (nnU-Net's "largest
+        component per class"); min_size and min_physical_size act per component either way.
+    class_values: with multilabel, the returned image holds each kept component's class instead of its label --
+        the segmentation cleaned by min_size / keep_largest (dtype: the input's unless `dtype` says otherwise).
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
     return_table=True the Table, whose columns are arrays of that library on that device. Background is 0,
     the components are numbered 1 .. N.
     """
+    if (per_class or class_values) and not multilabel:
+        raise ValueError("per_class and class_values need multilabel=True")
+    if multilabel and _dask.is_dask_array(image):
+        raise ValueError("multilabel: Dask arrays are not labelled as multi-label input yet (label the computed array)")
+    if multilabel and background not in (None, 0):
+        raise ValueError("multilabel: the background must be 0 (the classes are the non-zero values)")
     if _dask.is_dask_array(image):
         # Chunk by chunk, joined at the chunks' faces (_dask.py): the labels lazily, the table computed.
         if image.ndim not in (1, 2, 3):
@@ -204,6 +224,8 @@ def label(
         )
     start, itk_spacing, origin, direction = _geometry(inp, spacing)
     names = _table.resolve_properties(properties) if return_table else []
+    if multilabel and return_table:
+        names.append(_table.CLASS)
     pixel_volume = float(np.prod(itk_spacing))
 
     analysis = _analysis()
@@ -213,9 +235,14 @@ def label(
                      mask_input.array if mask_input is not None else None, fully, backend, device, threads,
                      min_size, min_physical_size, keep, sort, pixel_volume,
                      _table.needs_shape_sums(names), _table.needs_perimeter(names),
-                     memory_budget=_non_negative(memory_budget, "memory_budget"))
+                     memory_budget=_non_negative(memory_budget, "memory_budget"), multilabel=multilabel,
+                     per_class=per_class, class_values=class_values)
 
-    label_dtype = _label_dtype(dtype, count, inp.library)
+    if class_values:
+        # The cleaned segmentation keeps the classes' type; the engine refuses classes the dtype cannot hold.
+        label_dtype = np.dtype(dtype) if dtype is not None else inp.array.dtype
+    else:
+        label_dtype = _label_dtype(dtype, count, inp.library)
     labels = inp.empty(label_dtype)
     analysis.write_labels(labels, 0, 0)
     if inp.itk_image is not None:
@@ -223,6 +250,8 @@ def label(
     if not return_table:
         return labels
     table = _table.build(analysis, inp, names, count, 0, start, itk_spacing, origin, direction, int(threads))
+    if multilabel and inp.library == "numpy":
+        table[_table.CLASS] = table[_table.CLASS].astype(inp.array.dtype)  # the int64's bits, as the input's values
     return labels, table
 
 

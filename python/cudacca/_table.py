@@ -28,6 +28,10 @@ SHAPE = (
 #: On request only: they read every object's pixels again (ITK computes them only when asked, too).
 ON_REQUEST = ("feret_diameter", "oriented_bounding_box_size", "oriented_bounding_box_origin")
 
+#: Multi-label input (label(multilabel=True)) only: each component's class, the input value of its pixels, in the
+#: input's dtype; added to the table there whatever `properties` says.
+CLASS = "class"
+
 ALL = BASIC + SHAPE
 
 _PERIMETER = ("perimeter", "roundness", "perimeter_on_border_ratio")
@@ -91,7 +95,7 @@ class Table(dict):
         return f"<cudacca.Table: {n} rows, columns {', '.join(self.keys())}>"
 
 
-_BASIC_COLUMNS = ("num_pixels", "area", "bbox", "centroid", "image")
+_BASIC_COLUMNS = ("num_pixels", "area", "bbox", "centroid", "image", CLASS)
 
 
 def write_basic(analysis, inp, names, count, start, spacing, origin, direction, batch_stride=0):
@@ -103,7 +107,8 @@ def write_basic(analysis, inp, names, count, start, spacing, origin, direction, 
     for name in names:
         if name in _BASIC_COLUMNS:
             components = {"bbox": 2 * ndim, "centroid": ndim}.get(name, 1)
-            dtype = {"area": np.float64, "centroid": np.float64, "bbox": np.int64, "image": np.int64}.get(name, np.uint64)
+            dtype = {"area": np.float64, "centroid": np.float64, "bbox": np.int64, "image": np.int64,
+                     CLASS: np.int64}.get(name, np.uint64)
             arrays[name] = inp.empty_table((components, count), dtype)
     if arrays and count > 0:
         analysis.write_basic_columns(arrays, list(start), list(spacing), list(origin),

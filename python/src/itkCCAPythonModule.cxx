@@ -146,7 +146,7 @@ public:
   Run(const Array & image, const std::optional<Array> & mask, bool fullyConnected, const std::string & backendName,
       int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
       double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent,
-      std::uint64_t memoryBudget)
+      std::uint64_t memoryBudget, bool multiLabel, bool perClass, bool classValues)
   {
     m_Valid = false;
     itk::cca::Request r;
@@ -196,6 +196,9 @@ public:
     r.postProcessing.minimumPhysicalSize = minPhysicalSize;
     r.postProcessing.numberOfObjectsToKeep = keep;
     r.postProcessing.sortByObjectSize = sort;
+    r.multiLabel = multiLabel;
+    r.postProcessing.perClass = perClass;
+    r.postProcessing.writeClassValues = classValues;
     r.pixelVolume = pixelVolume;
     r.computeShapeSums = shapeSums;
     r.computePerimeter = shapeSums && perimeter;
@@ -329,6 +332,10 @@ public:
       {
         c.physicalSize = reinterpret_cast<double *>(base);
       }
+      else if (name == "class")
+      {
+        c.classValue = reinterpret_cast<std::int64_t *>(base);
+      }
       else if (name == "bbox")
       {
         for (unsigned a = 0; a < d; ++a) // array axis a is ITK's axis d - 1 - a
@@ -460,7 +467,10 @@ NB_MODULE(_core, m)
          nb::arg("perimeter"),
          nb::arg("stream"),
          nb::arg("batch_extent") = 0,
-         nb::arg("memory_budget") = 0)
+         nb::arg("memory_budget") = 0,
+         nb::arg("multi_label") = false,
+         nb::arg("per_class") = false,
+         nb::arg("class_values") = false)
     .def("write_labels",
          &Analysis::WriteLabels,
          nb::arg("out"),
