@@ -21,6 +21,7 @@ if(CCA_WITH_CUDA)
     cuda/itkCCASmallImageAnalysis.cu
     cuda/itkCCACudaDevices.cu
     cuda/itkCCACudaStages.cu
+    cuda/itkCCAMultiLabelStages.cu
     cuda/itkCCABasicColumns.cu
     cuda/itkCCARunGrouping.cu
     cuda/itkCCAPinnedStaging.cu

@@ -54,6 +54,7 @@ ForEachBasicColumn(BasicColumns & columns, const TFunction & f)
   f(columns.numberOfPixels);
   f(columns.physicalSize);
   f(columns.image);
+  f(columns.classValue);
   for (unsigned d = 0; d < MaxDimension; ++d)
   {
     f(columns.boundingBoxBegin[d]);
@@ -150,13 +151,12 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   m_Features.clear();
   m_UploadedNewIndex = nullptr;
   ValidateRequest(request, GetMaximumPixels() + 1, "32-bit");
-  if (request.multiLabel)
-  {
-    // Unavailable: the automatic backend labels it with the CPU engine and says so.
-    throw Unavailable("the CUDA engine does not label multi-label input yet (equal-value connectivity: the CPU "
-                      "engine does)");
-  }
   FeatureVariant & variant = Variant(request.featureAlgorithm);
+  if (request.multiLabel && request.featureAlgorithm != FeatureAlgorithm::ConflictDetection)
+  {
+    throw Error(std::string("multi-label input is labeled with FLSL+CD only, not the ") +
+                FeatureAlgorithmName(request.featureAlgorithm) + " variant");
+  }
   if (request.computeShapeSums && !variant.ComputesShapeSums())
   {
     throw Error(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
@@ -167,26 +167,56 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
   WaitForCallerStream();
   SetGeometry(request);
-  const unsigned blocks = SmallImageBlocks(request, variant);
+  m_MultiLabel = request.multiLabel;
+  // Multi-label input takes the general path: its extra stages (value breaks, run and component classes) are
+  // not in the small-image kernel.
+  const unsigned blocks = request.multiLabel ? 0u : SmallImageBlocks(request, variant);
   // The same stages in two launches and one synchronization, where the image is small and the device takes it.
   if (blocks == 0 || !AnalyzeSmallImage(request, onDevice, blocks))
   {
     const int sms = m_Properties.multiProcessorCount;
     // 1. Pixels to the device; foreground bits.
     m_Bits.Reserve(std::uint64_t{ m_Geometry.numWords } * sizeof(std::uint32_t), "the foreground bitmask");
-    BuildForegroundBits(request, onDevice, m_Pixels, m_Staging, m_Bits.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
-    // 2. Runs.
+    const void * input =
+      BuildForegroundBits(request, onDevice, m_Pixels, m_Staging, m_Bits.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
+    if (m_MultiLabel)
+    {
+      // 1b. Where runs of another value start inside stretches of foreground pixels.
+      m_Breaks.Reserve(std::uint64_t{ m_Geometry.numWords } * sizeof(std::uint32_t), "the value breaks");
+      BuildValueBreaks(
+        input, request.inputKind, m_Bits.As<std::uint32_t>(), m_Breaks.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
+    }
+    // 2. Runs (multi-label input: and their values).
     const std::uint32_t numRuns = FindRuns();
     m_NumberOfComponents = 0;
     if (numRuns > 0)
     {
+      if (m_MultiLabel)
+      {
+        m_RunClass.Reserve(std::uint64_t{ numRuns } * sizeof(long long), "the runs' values");
+        ClassifyRuns(input,
+                     request.inputKind,
+                     m_RunBegin.As<std::uint32_t>(),
+                     m_RunRow.As<std::uint32_t>(),
+                     m_RunClass.As<long long>(),
+                     numRuns,
+                     m_Geometry,
+                     m_Stream,
+                     sms);
+      }
       const DeviceRuns runs = MakeDeviceRuns(request, numRuns);
-      // 3. Union-find over runs of neighboring rows.
+      // 3. Union-find over runs of neighboring rows (multi-label input: of equal values).
       variant.MergeRuns(runs);
       // 4. Roots numbered in raster order.
       m_NumberOfComponents = NumberComponents(numRuns);
-      // 5. Labels per run and features per component.
+      // 5. Labels per run and features per component (multi-label input: and their values).
       MeasureComponents(request, variant, runs);
+      if (m_MultiLabel)
+      {
+        m_ComponentClass.Reserve(m_NumberOfComponents * sizeof(long long), "the components' values");
+        ClassifyComponents(
+          m_RunClass.As<long long>(), m_Parent.As<std::uint32_t>(), m_ComponentClass.As<long long>(), numRuns, m_Stream, sms);
+      }
     }
     CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
     m_NumberOfRuns = numRuns;
@@ -229,7 +259,8 @@ CudaEngine::FindRuns()
   m_FirstRun.Reserve((std::uint64_t{ g.numWords } + 1) * sizeof(std::uint32_t), "run offsets");
   std::uint32_t * firstRun = m_FirstRun.As<std::uint32_t>();
   CCA_CUDA_CHECK(cudaMemsetAsync(firstRun + g.numWords, 0, sizeof(std::uint32_t), m_Stream));
-  CountRunStarts(m_Bits.As<std::uint32_t>(), firstRun, g, m_Stream, sms);
+  const std::uint32_t * breaks = m_MultiLabel ? m_Breaks.As<std::uint32_t>() : nullptr;
+  CountRunStarts(m_Bits.As<std::uint32_t>(), firstRun, g, m_Stream, sms, breaks);
   ExclusiveScan(firstRun, std::uint64_t{ g.numWords } + 1);
   const std::uint32_t numRuns = ReadDeviceScalar(firstRun + g.numWords);
   if (numRuns > 0)
@@ -248,7 +279,8 @@ CudaEngine::FindRuns()
              m_Parent.As<std::uint32_t>(),
              g,
              m_Stream,
-             sms);
+             sms,
+             breaks);
   }
   return numRuns;
 }
@@ -287,6 +319,11 @@ CudaEngine::MakeDeviceRuns(const Request & request, std::uint32_t numRuns) const
   }
   runs.stream = m_Stream;
   runs.multiprocessors = m_Properties.multiProcessorCount;
+  if (m_MultiLabel)
+  {
+    runs.breaks = m_Breaks.As<std::uint32_t>();
+    runs.runClass = m_RunClass.As<long long>();
+  }
   return runs;
 }
 
@@ -350,6 +387,12 @@ CudaEngine::DownloadFeatures()
   m_Staging.ToHost(
     m_HostSums.data(), m_FeatureSums.As<void>(), m_HostSums.size() * sizeof(unsigned long long), m_Stream);
   m_Staging.ToHost(m_HostBoxes.data(), m_FeatureBoxes.As<void>(), m_HostBoxes.size() * sizeof(std::uint32_t), m_Stream);
+  m_HostClasses.resize(m_MultiLabel ? k : 0);
+  if (m_MultiLabel)
+  {
+    m_Staging.ToHost(m_HostClasses.data(), m_ComponentClass.As<void>(), k * sizeof(long long), m_Stream);
+  }
+  const long long * classes = m_MultiLabel ? m_HostClasses.data() : nullptr;
   m_Features.resize(k);
   const unsigned long long * sums = m_HostSums.data();
   const std::uint32_t *      boxes = m_HostBoxes.data();
@@ -380,6 +423,7 @@ CudaEngine::DownloadFeatures()
       {
         c.intercepts[j] = shape ? sum(SumIntercepts0 + j, i) : 0u;
       }
+      c.classValue = classes ? static_cast<std::int64_t>(classes[i]) : 0;
     }
   });
   m_FeaturesOnHost = true;
@@ -454,6 +498,23 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
                             table,
                             m_Stream,
                             m_Properties.multiProcessorCount);
+  if (device.classValue)
+  {
+    // The components' values (multi-label input), or 0 as the CPU engine writes for binary input.
+    if (m_MultiLabel)
+    {
+      ScatterComponentClasses(m_ComponentClass.As<long long>(),
+                              table,
+                              reinterpret_cast<long long *>(device.classValue),
+                              k,
+                              m_Stream,
+                              m_Properties.multiProcessorCount);
+    }
+    else
+    {
+      CCA_CUDA_CHECK(cudaMemsetAsync(device.classValue, 0, rows * sizeof(std::int64_t), m_Stream));
+    }
+  }
   // Small tables' columns travel together (issue 29: one pass, not one copy and synchronization per column).
   m_Staging.ToHostPieces(toHost, m_Columns.As<void>(), m_Stream);
   if (columns.onDevice)
@@ -550,6 +611,20 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
     throw Error("WriteLabels() called before a successful Analyze()");
   }
   const DeviceScope scope(m_DeviceId);
+  // The cleaned segmentation (multi-label input): each (new) index's class value, written instead of its label.
+  const long long * classOfIndex = nullptr;
+  if (output.classValue)
+  {
+    const std::uint64_t n = std::max<std::uint64_t>(output.numberOfClassValues, 1);
+    m_ClassOfIndex.Reserve(n * sizeof(long long), "the class values of the label image");
+    // Pageable: complete when the call returns, before the host table may go.
+    CCA_CUDA_CHECK(cudaMemcpyAsync(m_ClassOfIndex.As<long long>(),
+                                   output.classValue,
+                                   output.numberOfClassValues * sizeof(long long),
+                                   cudaMemcpyHostToDevice,
+                                   m_Stream));
+    classOfIndex = m_ClassOfIndex.As<long long>();
+  }
   return WriteLabelImage(output,
                          m_Bits.As<std::uint32_t>(),
                          m_FirstRun.As<std::uint32_t>(),
@@ -559,7 +634,9 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
                          m_Labels,
                          m_Geometry,
                          m_Stream,
-                         m_Properties.multiProcessorCount);
+                         m_Properties.multiProcessorCount,
+                         m_MultiLabel ? m_Breaks.As<std::uint32_t>() : nullptr,
+                         classOfIndex);
 }
 
 void

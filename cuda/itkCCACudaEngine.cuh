@@ -161,6 +161,10 @@ private:
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
     m_FeatureSums, m_FeatureBoxes, m_NewIndex, m_Labels, m_Columns;
+  /** Multi-label input: the value breaks (per bitmask word), each run's and each component's value, the label
+   * image's class values (the cleaned segmentation). */
+  DeviceBuffer m_Breaks, m_RunClass, m_ComponentClass, m_ClassOfIndex;
+  bool         m_MultiLabel = false; ///< the last analysis's Request::multiLabel
 
   DeviceGeometry             m_Geometry{};
   bool                       m_Analyzed = false;
@@ -181,6 +185,7 @@ private:
   bool                       m_ShapeSums = false; ///< the last analysis accumulated the shape sums
   /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
   std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
+  std::vector<long long, UninitializedAllocator<long long>>                   m_HostClasses;
   std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>> m_HostBoxes, m_HostRunBegin, m_HostRunLength,
     m_HostRunRow, m_HostFirstRun;
   RunGroupingBuffers m_RunGrouping;

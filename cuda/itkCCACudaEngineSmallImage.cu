@@ -311,7 +311,7 @@ bool
 CudaEngine::WriteLabelsFromHost(const LabelOutput & output)
 {
   if (!m_LabelsOnHost || output.onDevice || output.kind != ScalarKind::UInt32 || output.backgroundBits != 0 ||
-      output.skipValue != 0 || output.newIndex != nullptr)
+      output.skipValue != 0 || output.newIndex != nullptr || output.classValue != nullptr)
   {
     return false;
   }
@@ -339,6 +339,12 @@ CudaEngine::WriteBasicColumnsFromHost(const BasicGeometry & geometry, const Basi
   {
     WriteBasicRowOfComponent(
       geometry, columns, sums, boxes, k, i, reinterpret_cast<const unsigned long long *>(newIndex));
+    // Binary input (multi-label input never takes the small-image path): no class, 0 as the CPU engine writes.
+    const std::uint64_t row = newIndex ? newIndex[i] : i;
+    if (columns.classValue && row != UINT64_MAX)
+    {
+      columns.classValue[row] = 0;
+    }
   }
   return true;
 }

@@ -42,17 +42,18 @@ namespace
 // The passes of itkCCAFlslSegments.cuh and itkCCARelabel.cuh as kernels of their own.
 __global__ void
 CountRunStartsKernel(const std::uint32_t * __restrict__ bits, std::uint32_t * __restrict__ startCounts,
-                     DeviceGeometry g)
+                     DeviceGeometry g, const std::uint32_t * __restrict__ breaks)
 {
-  CountRunStartsPass(bits, startCounts, g);
+  CountRunStartsPass(bits, startCounts, g, breaks);
 }
 
 __global__ void
 EmitRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
                std::uint32_t * __restrict__ runBegin, std::uint32_t * __restrict__ runEnd,
-               std::uint32_t * __restrict__ runRow, std::uint32_t * __restrict__ parent, DeviceGeometry g)
+               std::uint32_t * __restrict__ runRow, std::uint32_t * __restrict__ parent, DeviceGeometry g,
+               const std::uint32_t * __restrict__ breaks)
 {
-  EmitRunsPass(bits, firstRun, runBegin, runEnd, runRow, parent, g);
+  EmitRunsPass(bits, firstRun, runBegin, runEnd, runRow, parent, g, breaks);
 }
 
 __global__ void
@@ -76,25 +77,29 @@ template <typename TOutput>
 __global__ void
 WriteLabelsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
                   const std::uint32_t * __restrict__ runLabel, const unsigned long long * __restrict__ newIndex,
-                  TOutput * __restrict__ output, TOutput background, unsigned long long skipValue, DeviceGeometry g)
+                  TOutput * __restrict__ output, TOutput background, unsigned long long skipValue, DeviceGeometry g,
+                  const std::uint32_t * __restrict__ breaks, const long long * __restrict__ classOfIndex)
 {
-  WriteLabelsPass(bits, firstRun, runLabel, newIndex, output, background, skipValue, g);
+  WriteLabelsPass(bits, firstRun, runLabel, newIndex, output, background, skipValue, g, breaks, classOfIndex);
 }
 } // namespace
 
-void
+const void *
 BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixels, PinnedStaging & staging,
                     std::uint32_t * bits, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
 {
   const std::uint64_t numPixels = request.NumberOfPixels();
   // One pixel buffer takes the input, then the mask: the input is in the bitmask by then. Sized once
-  // for both, so that no reallocation can free it under a kernel still reading it.
+  // for both, so that no reallocation can free it under a kernel still reading it. Multi-label input is read
+  // again (its values): the mask goes after it, 16-byte aligned.
   const std::size_t inputBytes = numPixels * ScalarKindSize(request.inputKind);
   const std::size_t maskBytes = request.mask ? numPixels * ScalarKindSize(request.maskKind) : 0;
+  const std::size_t maskOffset = request.multiLabel ? (inputBytes + 15) / 16 * 16 : 0;
   if (!onDevice)
   {
-    pixels.Reserve(std::max(inputBytes, maskBytes), "the input image");
+    pixels.Reserve(std::max(inputBytes, maskOffset + maskBytes), "the input image");
   }
+  const void * deviceInput = onDevice ? request.input : pixels.As<void>();
   DispatchScalarKind(request.inputKind, [&](auto tag) {
     using T = decltype(tag);
     const T * input = static_cast<const T *>(request.input);
@@ -123,31 +128,32 @@ BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixel
       const M * mask = static_cast<const M *>(request.mask);
       if (!onDevice)
       {
-        staging.ToDevice(pixels.As<void>(), request.mask, maskBytes, stream);
-        mask = pixels.As<M>();
+        staging.ToDevice(pixels.As<char>() + maskOffset, request.mask, maskBytes, stream);
+        mask = reinterpret_cast<const M *>(pixels.As<char>() + maskOffset);
       }
       ApplyMaskKernel<M>
         <<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(mask, bits, g);
       CCA_CUDA_CHECK_LAUNCH("ApplyMaskKernel");
     });
   }
+  return deviceInput;
 }
 
 void
 CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream,
-               int multiprocessors)
+               int multiprocessors, const std::uint32_t * breaks)
 {
-  CountRunStartsKernel<<<GridFor(g.numWords, multiprocessors), BlockSize, 0, stream>>>(bits, firstRun, g);
+  CountRunStartsKernel<<<GridFor(g.numWords, multiprocessors), BlockSize, 0, stream>>>(bits, firstRun, g, breaks);
   CCA_CUDA_CHECK_LAUNCH("CountRunStartsKernel");
 }
 
 void
 EmitRuns(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * runBegin, std::uint32_t * runEnd,
          std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g, cudaStream_t stream,
-         int multiprocessors)
+         int multiprocessors, const std::uint32_t * breaks)
 {
   EmitRunsKernel<<<GridFor(g.numWords, multiprocessors), BlockSize, 0, stream>>>(
-    bits, firstRun, runBegin, runEnd, runRow, parent, g);
+    bits, firstRun, runBegin, runEnd, runRow, parent, g, breaks);
   CCA_CUDA_CHECK_LAUNCH("EmitRunsKernel");
 }
 
@@ -163,7 +169,7 @@ LaunchPlainMerge(const DeviceRuns & runs)
   if (runs.neighbors.count > 0 && runs.geometry.numRows > 1)
   {
     MergeRunsKernel<<<GridFor(runs.geometry.numWords, runs.multiprocessors), BlockSize, 0, runs.stream>>>(
-      runs.bits, runs.firstRun, runs.parent, runs.geometry, runs.neighbors, PlainUnite{});
+      runs.bits, runs.firstRun, runs.parent, runs.geometry, runs.neighbors, PlainUnite{}, runs.breaks, runs.runClass);
     CCA_CUDA_CHECK_LAUNCH("MergeRunsKernel");
   }
 }
@@ -203,7 +209,8 @@ UploadNewIndexTable(const std::uint64_t * table, std::uint64_t numComponents, De
 std::size_t
 WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const std::uint32_t * firstRun,
                 const std::uint32_t * runLabel, const unsigned long long * newIndex, void * target,
-                DeviceBuffer & labels, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors)
+                DeviceBuffer & labels, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors,
+                const std::uint32_t * breaks, const long long * classOfIndex)
 {
   const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
   DispatchScalarKind(output.kind, [&](auto tag) {
@@ -218,7 +225,7 @@ WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const st
     }
     // Without runs the run arrays may be unallocated; the kernel never reads them then.
     WriteLabelsKernel<T><<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(
-      bits, firstRun, runLabel, newIndex, out, background, output.skipValue, g);
+      bits, firstRun, runLabel, newIndex, out, background, output.skipValue, g, breaks, classOfIndex);
     CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
   });
   return numPixels * ScalarKindSize(output.kind);

@@ -36,8 +36,9 @@ namespace cuda
 
 /** Stage 1: the request's input (and mask) to the device through `staging`, unless they are device
  * pointers already (`onDevice`), and the foreground bits: input != 0, and mask != 0 where there is one.
- * `pixels` holds the input, then the mask. */
-void
+ * `pixels` holds the input, then the mask (multi-label input: the mask after the input, which the later stages
+ * read). Returns the input on the device. */
+const void *
 BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixels, PinnedStaging & staging,
                     std::uint32_t * bits, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
 
@@ -45,13 +46,38 @@ BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixel
  * scan then makes each entry the id of the word's first run and the last the run count). */
 void
 CountRunStarts(const std::uint32_t * bits, std::uint32_t * firstRun, const DeviceGeometry & g, cudaStream_t stream,
-               int multiprocessors);
+               int multiprocessors, const std::uint32_t * breaks = nullptr);
 
 /** Stage 2b: each run's begin, end and row, and a union-find forest of singletons. */
 void
 EmitRuns(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * runBegin, std::uint32_t * runEnd,
          std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g, cudaStream_t stream,
-         int multiprocessors);
+         int multiprocessors, const std::uint32_t * breaks = nullptr);
+
+// Multi-label input (Request::multiLabel; itkCCAMultiLabelStages.cu). `input` is the request's input on the
+// device (the engine keeps it there for these stages).
+
+/** Stage 1b: breaks[word] marks the foreground pixels whose left neighbor is foreground and of another value,
+ * where runs of another class start (after BuildForegroundBits, the mask applied). */
+void
+BuildValueBreaks(const void * input, ScalarKind inputKind, const std::uint32_t * bits, std::uint32_t * breaks,
+                 const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
+
+/** Stage 2c: each run's value (its first pixel's), as a 64-bit integer. */
+void
+ClassifyRuns(const void * input, ScalarKind inputKind, const std::uint32_t * runBegin, const std::uint32_t * runRow,
+             long long * runClass, std::uint32_t numRuns, const DeviceGeometry & g, cudaStream_t stream,
+             int multiprocessors);
+
+/** Stage 5b: each component's value from its runs' (`runLabel`: each run's component, after the feature stage). */
+void
+ClassifyComponents(const long long * runClass, const std::uint32_t * runLabel, long long * componentClass,
+                   std::uint32_t numRuns, cudaStream_t stream, int multiprocessors);
+
+/** The class column: componentClass[k] to out[newIndex[k]] (or out[k]; removed ones nowhere), all device memory. */
+void
+ScatterComponentClasses(const long long * componentClass, const unsigned long long * newIndex, long long * out,
+                        std::uint64_t k, cudaStream_t stream, int multiprocessors);
 
 /** Stage 4: every parent made its root, and rootLabel[run] = 1 for roots, 0 else (scanned afterwards
  * into the roots' labels in raster order). */
@@ -80,7 +106,8 @@ WriteBasicColumnsOnDevice(const BasicGeometry & geometry, const BasicColumns & c
 std::size_t
 WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const std::uint32_t * firstRun,
                 const std::uint32_t * runLabel, const unsigned long long * newIndex, void * target,
-                DeviceBuffer & labels, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
+                DeviceBuffer & labels, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors,
+                const std::uint32_t * breaks = nullptr, const long long * classOfIndex = nullptr);
 
 } // namespace cuda
 } // namespace cca

@@ -62,24 +62,29 @@ __device__ __forceinline__ std::uint32_t
   return (1u << b) - 1u;
 }
 
-/** One word of a row's foreground bits with the neighboring pixels just outside it (0 beyond the row). */
+/** One word of a row's foreground bits with the neighboring pixels just outside it (0 beyond the row). With
+ * multi-label input (Request::multiLabel) a run also starts where the value changes between two foreground
+ * pixels: the break bits (0 otherwise) mark those pixels, each a foreground pixel whose left neighbor is
+ * foreground too. */
 struct RowWord
 {
   std::uint32_t bits;
-  std::uint32_t prevBit; ///< pixel just before the word (bit 31 of the previous word)
-  std::uint32_t nextBit; ///< pixel just after the word (bit 0 of the next word)
+  std::uint32_t prevBit;       ///< pixel just before the word (bit 31 of the previous word)
+  std::uint32_t nextBit;       ///< pixel just after the word (bit 0 of the next word)
+  std::uint32_t breaks = 0;    ///< pixels where the value changes inside a stretch of foreground pixels
+  std::uint32_t nextBreak = 0; ///< the same for the pixel just after the word
 
   /** Pixels where a run starts. */
   __device__ __forceinline__ std::uint32_t
                              Starts() const
   {
-    return bits & ~((bits << 1) | prevBit);
+    return (bits & ~((bits << 1) | prevBit)) | breaks;
   }
-  /** Last pixels of runs. */
+  /** Last pixels of runs: the next pixel is background or starts a run of another value. */
   __device__ __forceinline__ std::uint32_t
                              Ends() const
   {
-    return bits & ~((bits >> 1) | (nextBit << 31));
+    return (bits & ~((bits >> 1) | (nextBit << 31))) | (breaks >> 1) | (nextBreak << 31);
   }
   /** Bit x set when pixel x-1 is foreground. */
   __device__ __forceinline__ std::uint32_t
@@ -93,15 +98,34 @@ struct RowWord
   {
     return (bits >> 1) | (nextBit << 31);
   }
+  /** Bit x set when a run starts at pixel x+1 and pixel x is not in it. */
+  __device__ __forceinline__ std::uint32_t
+                             StartsAtNext() const
+  {
+    return (~bits & ShiftedLeft()) | (breaks >> 1) | (nextBreak << 31);
+  }
+  /** Bit x set when a run ends at pixel x-1 and pixel x is not in it. */
+  __device__ __forceinline__ std::uint32_t
+                             EndsAtPrevious() const
+  {
+    return (~bits | breaks) & ShiftedRight();
+  }
 };
 
+/** `breaks`: the multi-label break bits, one word per bitmask word, or nullptr (binary input). */
 __device__ __forceinline__ RowWord
-LoadRowWord(const std::uint32_t * bits, std::uint32_t wordIndex, std::uint32_t wordInRow, std::uint32_t wordsPerRow)
+LoadRowWord(const std::uint32_t * bits, std::uint32_t wordIndex, std::uint32_t wordInRow, std::uint32_t wordsPerRow,
+            const std::uint32_t * breaks = nullptr)
 {
   RowWord w;
   w.bits = bits[wordIndex];
   w.prevBit = wordInRow > 0 ? (bits[wordIndex - 1] >> 31) : 0u;
   w.nextBit = wordInRow + 1 < wordsPerRow ? (bits[wordIndex + 1] & 1u) : 0u;
+  if (breaks)
+  {
+    w.breaks = breaks[wordIndex];
+    w.nextBreak = wordInRow + 1 < wordsPerRow ? (breaks[wordIndex + 1] & 1u) : 0u;
+  }
   return w;
 }
 

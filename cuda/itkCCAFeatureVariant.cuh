@@ -51,6 +51,10 @@ struct DeviceRuns
   NeighborRows          neighbors; ///< the preceding rows a run can touch (connectivity)
   cudaStream_t          stream;
   int                   multiprocessors;
+  /** Multi-label input: the value-change bits (one word per bitmask word) and each run's value; nullptr both
+   * for binary input. Only the plain merge honours them (the engine refuses other variants there). */
+  const std::uint32_t * breaks = nullptr;
+  const long long *     runClass = nullptr;
 };
 
 class FeatureVariant

@@ -57,18 +57,27 @@ struct PlainUnite
 };
 
 /** `unite` merges two runs' sets: PlainUnite, or a variant that also moves features (on-the-fly merge). The
- * pass as a device function (see itkCCAFlslSegments.cuh), and MergeRunsKernel below. */
+ * pass as a device function (see itkCCAFlslSegments.cuh), and MergeRunsKernel below. Multi-label input:
+ * `breaks` (the value-change bits) and `runClass` (each run's value): touching runs unite only where their
+ * values are equal; nullptr both for binary input. */
 template <typename TUnite>
 __device__ __forceinline__ void
 MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * parent,
-              const DeviceGeometry & g, const NeighborRows & neighbors, const TUnite & unite)
+              const DeviceGeometry & g, const NeighborRows & neighbors, const TUnite & unite,
+              const std::uint32_t * breaks = nullptr, const long long * runClass = nullptr)
 {
+  auto uniteOfEqualValue = [&](std::uint32_t a, std::uint32_t b) {
+    if (runClass == nullptr || runClass[a] == runClass[b])
+    {
+      unite(parent, a, b);
+    }
+  };
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
   {
     const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
     const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
-    const RowWord       cur = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    const RowWord       cur = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow, breaks);
     if (cur.bits == 0)
     {
       continue;
@@ -92,7 +101,7 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
       }
       const std::uint32_t nWord =
         (static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow;
-      const RowWord nbr = LoadRowWord(bits, nWord, wordInRow, g.wordsPerRow);
+      const RowWord nbr = LoadRowWord(bits, nWord, wordInRow, g.wordsPerRow, breaks);
       if ((nbr.bits | (neighbors.fullyConnected ? (nbr.prevBit | (nbr.nextBit << 31)) : 0u)) == 0)
       {
         continue;
@@ -103,23 +112,24 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
       for (std::uint32_t overlap = cur.bits & nbr.bits & (curStarts | nbrStarts); overlap != 0; overlap &= overlap - 1u)
       {
         const unsigned b = __ffs(overlap) - 1u;
-        unite(parent, RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
+        uniteOfEqualValue(RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
       }
       if (neighbors.fullyConnected)
       {
         // current run ends at x, neighbor run starts at x+1: that run is the next one after all
-        // neighbor starts at or before x.
-        for (std::uint32_t diag = cur.Ends() & ~nbr.bits & nbr.ShiftedLeft(); diag != 0; diag &= diag - 1u)
+        // neighbor starts at or before x. (Binary input: the neighbor's x is background. Multi-label input:
+        // it may also hold a run of another value that ends there.)
+        for (std::uint32_t diag = cur.Ends() & nbr.StartsAtNext(); diag != 0; diag &= diag - 1u)
         {
           const unsigned b = __ffs(diag) - 1u;
-          unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskUpTo(b)));
+          uniteOfEqualValue(RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskUpTo(b)));
         }
         // neighbor run ends at x-1, current run starts at x: the neighbor run holding x-1 is the
         // last one started before x.
-        for (std::uint32_t diag = curStarts & ~nbr.bits & nbr.ShiftedRight(); diag != 0; diag &= diag - 1u)
+        for (std::uint32_t diag = curStarts & nbr.EndsAtPrevious(); diag != 0; diag &= diag - 1u)
         {
           const unsigned b = __ffs(diag) - 1u;
-          unite(parent, RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskBelow(b)) - 1u);
+          uniteOfEqualValue(RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskBelow(b)) - 1u);
         }
       }
     }
@@ -129,9 +139,10 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
 template <typename TUnite>
 __global__ void
 MergeRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
-                std::uint32_t * parent, DeviceGeometry g, NeighborRows neighbors, TUnite unite)
+                std::uint32_t * parent, DeviceGeometry g, NeighborRows neighbors, TUnite unite,
+                const std::uint32_t * __restrict__ breaks = nullptr, const long long * __restrict__ runClass = nullptr)
 {
-  MergeRunsPass(bits, firstRun, parent, g, neighbors, unite);
+  MergeRunsPass(bits, firstRun, parent, g, neighbors, unite, breaks, runClass);
 }
 
 } // namespace cuda

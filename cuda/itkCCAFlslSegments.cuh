@@ -129,15 +129,17 @@ ApplyMaskKernel(const TMask * __restrict__ mask, std::uint32_t * __restrict__ bi
 // wrote, which __restrict__ would let the compiler read through the non-coherent cache; the separate kernels'
 // own __restrict__ parameters keep that cache for them.
 
-/** startCounts[word] = number of runs starting in the word (scanned afterwards into run ids). */
+/** startCounts[word] = number of runs starting in the word (scanned afterwards into run ids). `breaks`: the
+ * multi-label break bits (BuildValueBreaksKernel), or nullptr. */
 __device__ __forceinline__ void
-CountRunStartsPass(const std::uint32_t * bits, std::uint32_t * startCounts, const DeviceGeometry & g)
+CountRunStartsPass(const std::uint32_t * bits, std::uint32_t * startCounts, const DeviceGeometry & g,
+                   const std::uint32_t * breaks = nullptr)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
   {
     const std::uint32_t wordInRow = static_cast<std::uint32_t>(word % g.wordsPerRow);
-    const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow, breaks);
     startCounts[word] = __popc(w.Starts());
   }
 }
@@ -148,14 +150,15 @@ CountRunStartsPass(const std::uint32_t * bits, std::uint32_t * startCounts, cons
  * the word's start if there is one (pixels just before and at the word's start both foreground). */
 __device__ __forceinline__ void
 EmitRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * runBegin,
-             std::uint32_t * runEnd, std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g)
+             std::uint32_t * runEnd, std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g,
+             const std::uint32_t * breaks = nullptr)
 {
   for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
        word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
   {
     const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
     const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
-    const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow, breaks);
     const std::uint32_t x0 = wordInRow * 32u;
 
     std::uint32_t run = firstRun[word];
@@ -165,7 +168,8 @@ EmitRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::ui
       runRow[run] = row;
       parent[run] = run;
     }
-    run = firstRun[word] - (w.prevBit & w.bits & 1u);
+    // (unless a run of another value starts right at the word's start)
+    run = firstRun[word] - (w.prevBit & w.bits & ~w.breaks & 1u);
     for (std::uint32_t ends = w.Ends(); ends != 0; ends &= ends - 1u, ++run)
     {
       runEnd[run] = x0 + __ffs(ends); // one past the last pixel

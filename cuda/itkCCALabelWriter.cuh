@@ -30,12 +30,15 @@ namespace cca
 namespace cuda
 {
 
-/** A pass (itkCCAFlslSegments.cuh): its kernel is in itkCCACudaStages.cu; the small-image kernel runs it too. */
+/** A pass (itkCCAFlslSegments.cuh): its kernel is in itkCCACudaStages.cu; the small-image kernel runs it too.
+ * Multi-label input: `breaks` (the value-change bits), and, for the cleaned segmentation, `classOfIndex`: the
+ * value written for each (new) index instead of its label. */
 template <typename TOutput>
 __device__ __forceinline__ void
 WriteLabelsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, const std::uint32_t * runLabel,
                 const unsigned long long * newIndex, TOutput * output, TOutput background, unsigned long long skipValue,
-                const DeviceGeometry & g)
+                const DeviceGeometry & g, const std::uint32_t * breaks = nullptr,
+                const long long * classOfIndex = nullptr)
 {
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())
@@ -47,7 +50,7 @@ WriteLabelsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, cons
     {
       continue;
     }
-    const RowWord w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow);
+    const RowWord w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow, breaks);
     TOutput       value = background;
     if ((w.bits >> lane) & 1u)
     {
@@ -55,7 +58,9 @@ WriteLabelsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, cons
       // After post-processing, the component's new index, or ~0 where it was removed (background).
       k = newIndex ? newIndex[k] : k;
       // ITK's consecutive numbering steps over the background value.
-      value = k == ~0ull ? background : static_cast<TOutput>(k >= skipValue ? k + 1u : k);
+      value = k == ~0ull       ? background
+              : classOfIndex ? static_cast<TOutput>(classOfIndex[k])
+                             : static_cast<TOutput>(k >= skipValue ? k + 1u : k);
     }
     output[static_cast<std::uint64_t>(row) * g.width + x] = value;
   }

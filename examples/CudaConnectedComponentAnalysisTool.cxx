@@ -68,6 +68,15 @@ Foreground (default: the non-zero pixels):
   --upper U               pixels with value <= U are foreground (with --lower: L <= value <= U)
   --mask FILE             only pixels where this image is non-zero can be foreground; it must have
                           the input's size and geometry
+Classes (multi-label input, such as a segmentation of several organs):
+  --multilabel            the input's values are classes: an object is a connected set of pixels of one
+                          non-zero value, and objects of different classes touch without merging (an integer
+                          pixel type; not with --lower / --upper or --memory-budget); the tables get a `class`
+                          column after Label
+  --per-class             with --multilabel: --keep N keeps the N largest objects of each class
+  --class-values          with --multilabel: the label image holds each kept object's class instead of its
+                          label, the input cleaned by --min-size / --keep (in the input's pixel type unless
+                          --label-type says)
 Labeling:
   --connectivity C        face (4 in 2D, 6 in 3D; default) or full (8 in 2D, 26 in 3D); 4, 6, 8 and 26
                           are accepted too
@@ -114,15 +123,19 @@ complete: a failure leaves no partial file and the files it would have replaced 
 Exit codes:
   0  success (an image without foreground pixel too: 0 objects)
   1  bad command line (unknown option, bad value, --lower above --upper, unknown output format, an output
-     that would replace the input or the mask)
+     that would replace the input or the mask, --multilabel with --lower / --upper, --per-class or
+     --class-values without --multilabel)
   2  cannot read the input or the mask (missing, unreadable, truncated or damaged, no ITK reader for it,
      no DICOM series, a damaged slice or slices missing from the series)
-  3  unsupported image: pixels that are not scalars (RGB, vector, complex), or not 2D / 3D
+  3  unsupported image: pixels that are not scalars (RGB, vector, complex), or not 2D / 3D; with
+     --multilabel, a floating-point pixel type (classes are integers)
   4  with --fail-if-empty: no foreground pixel
-  5  the label type cannot hold the number of objects (nothing is written)
+  5  the label type cannot hold the number of objects, or with --class-values a class value (nothing is
+     written)
   6  any other failure (the filter or a writer failed; ITK's message is printed)
 
 Example: cca ct.nii.gz --lower 250 --connectivity full --min-size 10 --sort --output bones.nii.gz --csv bones.csv
+         cca seg.nii.gz --multilabel --per-class --keep 1 --class-values --output cleaned.nii.gz --csv organs.csv
 )";
 }
 
@@ -227,6 +240,21 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     else if (arg == "--mask")
     {
       options.mask = next();
+    }
+    else if (arg == "--multilabel")
+    {
+      flag();
+      options.multiLabel = true;
+    }
+    else if (arg == "--per-class")
+    {
+      flag();
+      options.perClass = true;
+    }
+    else if (arg == "--class-values")
+    {
+      flag();
+      options.classValues = true;
     }
     else if (arg == "--connectivity")
     {
@@ -387,6 +415,23 @@ ParseCommandLine(int argc, char * argv[], Options & options)
   {
     throw UsageError("--output-dir " + options.outputDirectory +
                      (options.batch ? ": no such folder" : ": only with --batch (use --output for one image)"));
+  }
+  // A class map's values are its classes: a threshold would merge them into one foreground (and the filter takes
+  // the values as they are, so there is nothing to threshold); the class options mean nothing without classes.
+  if (options.multiLabel && (options.hasLower || options.hasUpper))
+  {
+    throw UsageError("--multilabel labels the input's values as classes and takes no threshold: drop --lower / "
+                     "--upper, or drop --multilabel to label the thresholded foreground");
+  }
+  if ((options.perClass || options.classValues) && !options.multiLabel)
+  {
+    throw UsageError(std::string(options.perClass ? "--per-class" : "--class-values") +
+                     " needs --multilabel (the classes are the values of a multi-label input)");
+  }
+  if (options.multiLabel && options.memoryBudget > 0)
+  {
+    // the filter labels a class map whole: it would refuse the budget after the input is read
+    throw UsageError("--memory-budget does not apply to --multilabel input, which is labeled whole");
   }
   if (options.hasLower && options.hasUpper && options.lower > options.upper)
   {

@@ -55,9 +55,10 @@ enum ExitCode : int
   ExitUsage = 1,          ///< bad command line: unknown option, bad value, lower > upper, unknown output format
   ExitCannotRead = 2,     ///< input or mask missing, unreadable, truncated or damaged, no IO for its format, no
                           ///< DICOM series, a damaged or missing slice of one
-  ExitUnsupported = 3,    ///< not a scalar pixel, or not a 2D / 3D image
+  ExitUnsupported = 3,    ///< not a scalar pixel, or not a 2D / 3D image; --multilabel on a floating-point image
   ExitEmptySelection = 4, ///< with --fail-if-empty only: no foreground pixel
-  ExitLabelOverflow = 5,  ///< more objects than --label-type holds (nothing written)
+  ExitLabelOverflow = 5,  ///< more objects than --label-type holds, or with --class-values a class it cannot
+                          ///< hold (nothing written)
   ExitFailure = 6         ///< any other error: an exception from the filter or a writer
 };
 
@@ -112,6 +113,9 @@ struct Options
   bool          allowIrregularSlices{ false }; ///< a DICOM series with uneven slice positions is labeled anyway
   bool          batch{ false };                ///< --batch: `input` is a folder of cases, or a file of them
   std::string   outputDirectory;               ///< --output-dir: where a batch's label images go
+  bool          multiLabel{ false };  ///< --multilabel: the input's (integer) values are classes, not thresholded
+  bool          perClass{ false };    ///< --per-class: --keep N per class (with --multilabel)
+  bool          classValues{ false }; ///< --class-values: the label image holds the class values (with --multilabel)
 };
 
 /** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */
@@ -281,6 +285,7 @@ struct Report
   std::uint64_t              kept{ 0 };
   std::string                sizeUnit;
   std::vector<std::uint64_t> largestLabel;
+  std::vector<std::int64_t>  largestClass; ///< --multilabel: the class of each of the largest objects
   std::vector<std::uint64_t> largestPixels;
   std::vector<double>        largestSize;
   std::string                backend;

@@ -25,10 +25,12 @@
 namespace cca_tool
 {
 
-/** Every attribute of a ShapeLabelObject, in physical units, in the order of the CSV columns. */
+/** Every attribute of a ShapeLabelObject, in physical units, in the order of the CSV columns. With --multilabel the
+ * object's class (`classValue`, which the LabelObject does not carry: the filter's ComponentFeatures do) follows its
+ * label; without it the columns are those of a binary input, unchanged. */
 template <typename TLabelObject>
 ObjectRow
-AttributesOf(const TLabelObject & object, const Options & options)
+AttributesOf(const TLabelObject & object, const Options & options, std::int64_t classValue = 0)
 {
   constexpr unsigned int D = TLabelObject::ImageDimension;
   ObjectRow              row;
@@ -55,6 +57,10 @@ AttributesOf(const TLabelObject & object, const Options & options)
     row.push_back(a);
   };
   scalar("Label", static_cast<double>(object.GetLabel()), true);
+  if (options.multiLabel)
+  {
+    scalar("class", static_cast<double>(classValue), true);
+  }
   scalar("NumberOfPixels", static_cast<double>(object.GetNumberOfPixels()), true);
   scalar("PhysicalSize", object.GetPhysicalSize());
   vector("Centroid", object.GetCentroid());

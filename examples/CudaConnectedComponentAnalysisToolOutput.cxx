@@ -212,7 +212,7 @@ ForegroundRule(const Options & options)
   }
   else
   {
-    os << "value != 0";
+    os << (options.multiLabel ? "value != 0, each value a class" : "value != 0");
   }
   if (!options.mask.empty())
   {
@@ -263,7 +263,8 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
   }
   if (options.numberOfObjectsToKeep > 0)
   {
-    steps.push_back("the " + std::to_string(options.numberOfObjectsToKeep) + " largest kept");
+    steps.push_back("the " + std::to_string(options.numberOfObjectsToKeep) + " largest" +
+                    (options.perClass ? " of each class" : "") + " kept");
   }
   if (options.sortByObjectSize)
   {
@@ -283,6 +284,12 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
                                { "minimumPhysicalSize", options.minimumPhysicalSize },
                                { "numberOfObjectsToKeep", options.numberOfObjectsToKeep },
                                { "sortByObjectSize", options.sortByObjectSize } };
+  // Only with --multilabel: the header of a binary input stays as it was (scripts and tests compare it).
+  if (options.multiLabel)
+  {
+    header["foreground"]["multiLabel"] = true;
+    header["postProcessing"]["perClass"] = options.perClass;
+  }
 }
 
 void
@@ -307,12 +314,22 @@ PrintSummary(const Report & r)
   }
   if (!r.largestLabel.empty())
   {
-    line("largest") << std::right << std::setw(10) << "label" << std::setw(14) << "pixels" << std::setw(22)
-                    << ("size (" + r.sizeUnit + ")") << std::endl;
+    const bool classes = !r.largestClass.empty(); // --multilabel
+    line("largest") << std::right << std::setw(10) << "label";
+    if (classes)
+    {
+      os << std::setw(10) << "class";
+    }
+    os << std::setw(14) << "pixels" << std::setw(22) << ("size (" + r.sizeUnit + ")") << std::endl;
     for (std::size_t i = 0; i < r.largestLabel.size(); ++i)
     {
-      line("") << std::right << std::setw(10) << r.largestLabel[i] << std::setw(14) << r.largestPixels[i]
-               << std::setw(22) << std::setprecision(6) << r.largestSize[i] << std::endl;
+      line("") << std::right << std::setw(10) << r.largestLabel[i];
+      if (classes)
+      {
+        os << std::setw(10) << r.largestClass[i];
+      }
+      os << std::setw(14) << r.largestPixels[i] << std::setw(22) << std::setprecision(6) << r.largestSize[i]
+         << std::endl;
     }
   }
   line("backend") << r.backend << std::endl;

@@ -21,6 +21,9 @@
 //   -> CastImageFilter to the label type asked for -> ImageFileWriter; CSV / JSON from the LabelMap.
 // The filter always sees an unsigned char image: one instantiation of it per dimension and label type,
 // not one per input pixel type, and the same rule (non-zero = object) for every input.
+// --multilabel is the exception: the classes are the input's values, so they reach the filter as they are, read
+// (exactly) as 64-bit integers whatever the file's integer type -- again one instantiation per dimension and label
+// type (uint32, or int64 for class values and images of 2^32 pixels or more), not one per pixel type.
 #include "CudaConnectedComponentAnalysisTool.h"
 #include "CudaConnectedComponentAnalysisToolAttributes.h"
 
@@ -139,6 +142,55 @@ ReadMask(const std::string & fileName, ProgressBar & bar)
   return mask;
 }
 
+/** --multilabel reads the classes as this type: every integer pixel type's values but unsigned 64-bit ones above
+ * 2^63 - 1, which are refused (RunTyped). */
+using ClassPixelType = long long;
+
+/** The label image's type under --class-values by default: the input file's own integer type, named as
+ * --label-type names types, so that the cleaned segmentation has the pixel type of the one it cleans. */
+std::string
+ClassTypeName(itk::IOComponentEnum type)
+{
+  switch (type)
+  {
+    case itk::IOComponentEnum::UCHAR:
+      return "uint8";
+    case itk::IOComponentEnum::CHAR:
+      return "int8";
+    case itk::IOComponentEnum::USHORT:
+      return "uint16";
+    case itk::IOComponentEnum::SHORT:
+      return "int16";
+    case itk::IOComponentEnum::UINT:
+      return "uint32";
+    case itk::IOComponentEnum::INT:
+      return "int32";
+    case itk::IOComponentEnum::ULONG: // 32 or 64 bits by platform
+      return sizeof(unsigned long) == 4 ? "uint32" : "uint64";
+    case itk::IOComponentEnum::LONG:
+      return sizeof(long) == 4 ? "int32" : "int64";
+    case itk::IOComponentEnum::ULONGLONG:
+      return "uint64";
+    default:
+      return "int64";
+  }
+}
+
+/** Whether `value` is one of the integer type `typeName`'s values (uint8 ... int64). */
+bool
+FitsType(std::int64_t value, const std::string & typeName)
+{
+  const bool         isSigned = typeName[0] == 'i';
+  const unsigned int bits = static_cast<unsigned int>(std::stoul(typeName.substr(isSigned ? 3 : 4)));
+  if (bits == 64)
+  {
+    return isSigned || value >= 0;
+  }
+  const std::int64_t lowest = isSigned ? -(std::int64_t{ 1 } << (bits - 1)) : 0;
+  const std::int64_t highest = isSigned ? (std::int64_t{ 1 } << (bits - 1)) - 1 : (std::int64_t{ 1 } << bits) - 1;
+  return value >= lowest && value <= highest;
+}
+
 /** Casts the labels to TOut (a separate update, so that the bar moves forward) and writes them. */
 template <typename TOut, typename TLabelImage>
 void
@@ -177,19 +229,70 @@ WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const 
   bar.Finish();
 }
 
-/** Labels the foreground (0 / 1, from `foreground`) and writes what was asked for. */
-template <typename TLabel, unsigned int D>
-int
-Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<unsigned char, D> * mask,
-        const Options & options, Json & header, Report & report, ProgressBar & bar)
+/** Writes `labels` as the integer type `labelType` names (uint8 ... uint64; int8 ... int64 for class values,
+ * which come in a signed label image). */
+template <typename TLabelImage>
+void
+WriteLabelImageAs(const TLabelImage * labels, const std::string & fileName, const std::string & destination,
+                  const std::string & labelType, ProgressBar & bar)
 {
+  if (labelType == "uint8")
+  {
+    WriteLabelImage<std::uint8_t>(labels, fileName, destination, labelType, bar);
+  }
+  else if (labelType == "uint16")
+  {
+    WriteLabelImage<std::uint16_t>(labels, fileName, destination, labelType, bar);
+  }
+  else if (labelType == "uint32")
+  {
+    WriteLabelImage<std::uint32_t>(labels, fileName, destination, labelType, bar);
+  }
+  else if (labelType == "uint64")
+  {
+    WriteLabelImage<std::uint64_t>(labels, fileName, destination, labelType, bar);
+  }
+  else if constexpr (std::is_signed<typename TLabelImage::PixelType>::value)
+  {
+    if (labelType == "int8")
+    {
+      WriteLabelImage<std::int8_t>(labels, fileName, destination, labelType, bar);
+    }
+    else if (labelType == "int16")
+    {
+      WriteLabelImage<std::int16_t>(labels, fileName, destination, labelType, bar);
+    }
+    else if (labelType == "int32")
+    {
+      WriteLabelImage<std::int32_t>(labels, fileName, destination, labelType, bar);
+    }
+    else
+    {
+      WriteLabelImage<std::int64_t>(labels, fileName, destination, labelType, bar);
+    }
+  }
+  else
+  {
+    throw ToolError(ExitFailure, "no " + labelType + " label image from unsigned labels"); // not reached
+  }
+}
+
+/** Labels `input` (the foreground as 0 / 1 from the threshold `source`, or with --multilabel the classes as they
+ * are, `source` null) and writes what was asked for. */
+template <typename TLabel, typename TInputImage>
+int
+Analyze(const TInputImage * input, itk::ProcessObject * source,
+        itk::Image<unsigned char, TInputImage::ImageDimension> * mask, const Options & options,
+        const InputDescription & description, Json & header, Report & report, ProgressBar & bar)
+{
+  constexpr unsigned int D = TInputImage::ImageDimension;
   using BinaryImageType = itk::Image<unsigned char, D>;
   using LabelImageType = itk::Image<TLabel, D>;
-  using FilterType = itk::CudaConnectedComponentAnalysisImageFilter<BinaryImageType, LabelImageType, BinaryImageType>;
+  using FilterType = itk::CudaConnectedComponentAnalysisImageFilter<TInputImage, LabelImageType, BinaryImageType>;
   const bool tables = !options.csv.empty() || !options.json.empty();
 
   auto filter = FilterType::New();
-  filter->SetInput(foreground->GetOutput());
+  filter->SetInput(input);
   if (mask)
   {
     filter->SetMaskImage(mask);
@@ -204,6 +307,9 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
   filter->SetMemoryBudget(static_cast<itk::SizeValueType>(options.memoryBudget));
   filter->SetComputeFeretDiameter(options.feretDiameter);
   filter->SetComputeOrientedBoundingBox(options.orientedBoundingBox);
+  filter->SetMultiLabel(options.multiLabel);
+  filter->SetPerClass(options.perClass);
+  filter->SetOutputClassValues(options.classValues);
   // Only what is written is produced: the LabelMap for the tables, the label image for --output (the
   // summary's largest objects come from the component features, which every update fills).
   filter->SetGenerateLabelMap(tables);
@@ -211,8 +317,11 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
 
   const auto start = Clock::now();
   bar.Start("labeling");
-  bar.Watch(foreground, 0.0, 0.05);
-  bar.Watch(filter, 0.05, 1.0);
+  if (source)
+  {
+    bar.Watch(source, 0.0, 0.05);
+  }
+  bar.Watch(filter, source ? 0.05 : 0.0, 1.0);
   filter->Update();
   bar.Finish();
   report.analyzeSeconds = SecondsSince(start);
@@ -225,8 +334,28 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
                     "no foreground pixel: no pixel of " + report.input + " has " + report.foreground +
                       " (nothing labeled, nothing written: --fail-if-empty)");
   }
-  const std::string labelType = options.labelType.empty() ? SmallestLabelType(report.kept) : options.labelType;
-  if (report.kept > LabelTypeMax(labelType))
+  // The label image's type: with --class-values the classes', by default the input's own (which holds them all);
+  // else the labels', by default the smallest that holds the count.
+  const auto & features = filter->GetComponentFeatures();
+  std::string  labelType = options.labelType;
+  if (labelType.empty())
+  {
+    labelType = options.classValues ? ClassTypeName(description.componentType) : SmallestLabelType(report.kept);
+  }
+  if (options.classValues)
+  {
+    for (const auto & f : features)
+    {
+      // a class is written as it is, never wrapped around into the label type
+      if (!FitsType(f.ClassValue, labelType))
+      {
+        throw ToolError(ExitLabelOverflow,
+                        "the class value " + std::to_string(f.ClassValue) + " does not fit in the label type " +
+                          labelType + " (--class-values writes the classes as they are; nothing written)");
+      }
+    }
+  }
+  else if (report.kept > LabelTypeMax(labelType))
   {
     throw ToolError(ExitLabelOverflow,
                     std::to_string(report.kept) + " objects do not fit in the label type " + labelType + " (at most " +
@@ -242,8 +371,7 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
   report.backend = std::string(BackendName(filter->GetBackendUsed())) + ": " + filter->GetBackendDescription();
 
   // The five largest objects, from the features (label order; ties stay in label order).
-  const auto & features = filter->GetComponentFeatures();
-  double       pixelVolume = 1.0;
+  double pixelVolume = 1.0;
   for (unsigned int d = 0; d < D; ++d)
   {
     pixelVolume *= filter->GetInput()->GetSpacing()[d];
@@ -262,6 +390,10 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
   {
     const auto & f = features[order[i]];
     report.largestLabel.push_back(static_cast<std::uint64_t>(f.Label));
+    if (options.multiLabel)
+    {
+      report.largestClass.push_back(f.ClassValue);
+    }
     report.largestPixels.push_back(f.NumberOfPixels);
     report.largestSize.push_back(static_cast<double>(f.NumberOfPixels) * pixelVolume);
   }
@@ -271,25 +403,8 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
   StagedOutputs staged;
   if (!options.output.empty())
   {
-    const LabelImageType * labels = filter->GetOutput();
-    const std::string      file = staged.Stage(options.output);
-    if (labelType == "uint8")
-    {
-      WriteLabelImage<std::uint8_t>(labels, file, options.output, labelType, bar);
-    }
-    else if (labelType == "uint16")
-    {
-      WriteLabelImage<std::uint16_t>(labels, file, options.output, labelType, bar);
-    }
-    else if (labelType == "uint32")
-    {
-      WriteLabelImage<std::uint32_t>(labels, file, options.output, labelType, bar);
-    }
-    else
-    {
-      WriteLabelImage<std::uint64_t>(labels, file, options.output, labelType, bar);
-    }
-    report.written.push_back(options.output + " (" + labelType + " labels)");
+    WriteLabelImageAs(filter->GetOutput(), staged.Stage(options.output), options.output, labelType, bar);
+    report.written.push_back(options.output + " (" + labelType + (options.classValues ? " class values)" : " labels)"));
   }
   if (tables)
   {
@@ -297,9 +412,16 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
     const auto *           labelMap = filter->GetLabelMap();
     std::vector<ObjectRow> rows;
     rows.reserve(labelMap->GetNumberOfLabelObjects());
-    for (typename FilterType::LabelMapType::ConstIterator it(labelMap); !it.IsAtEnd(); ++it)
+    // The LabelMap's objects and the features are both in label order, one per kept object; the features carry
+    // the class, which a ShapeLabelObject has no attribute for.
+    std::size_t k = 0;
+    for (typename FilterType::LabelMapType::ConstIterator it(labelMap); !it.IsAtEnd(); ++it, ++k)
     {
-      rows.push_back(AttributesOf(*it.GetLabelObject(), options));
+      if (k >= features.size() || features[k].Label != it.GetLabel())
+      {
+        throw ToolError(ExitFailure, "the LabelMap's objects are not the filter's components"); // not reached
+      }
+      rows.push_back(AttributesOf(*it.GetLabelObject(), options, features[k].ClassValue));
     }
     if (!options.csv.empty())
     {
@@ -311,6 +433,10 @@ Analyze(itk::ImageSource<itk::Image<unsigned char, D>> * foreground, itk::Image<
       header["objectsLabeled"] = report.labeled;
       header["objectsKept"] = report.kept;
       header["labelType"] = labelType;
+      if (options.multiLabel) // not in a binary input's header, which stays as it was
+      {
+        header["classValues"] = options.classValues;
+      }
       header["backend"] = { { "requested", options.backendName },
                             { "used", BackendName(filter->GetBackendUsed()) },
                             { "description", filter->GetBackendDescription() },
@@ -471,19 +597,51 @@ RunTyped(const Options & options, const InputDescription & input)
   Json header;
   DescribeInput(options, input, geometry, report, header);
 
-  // The foreground as 0 / 1: [lower, upper] inside, or (non-zero rule) everything but [0, 0].
-  auto threshold = itk::BinaryThresholdImageFilter<InputImageType, BinaryImageType>::New();
-  threshold->SetInput(image);
-  threshold->SetLowerThreshold(nonZero ? TPixel{} : lower);
-  threshold->SetUpperThreshold(nonZero ? TPixel{} : upper);
-  threshold->SetInsideValue(nonZero || nothingSelected ? 0 : 1);
-  threshold->SetOutsideValue(nonZero ? 1 : 0);
-
   // uint32 labels, as ConnectedComponentImageFilter's usual output; images of 2^32 pixels or more can
   // hold more objects than that.
-  int code = region.GetNumberOfPixels() >= (std::uint64_t{ 1 } << 32)
-               ? Analyze<std::uint64_t, D>(threshold, mask, options, header, report, bar)
-               : Analyze<std::uint32_t, D>(threshold, mask, options, header, report, bar);
+  const bool large = region.GetNumberOfPixels() >= (std::uint64_t{ 1 } << 32);
+  int        code = ExitFailure;
+  if (options.multiLabel)
+  {
+    // The classes as they are (DispatchPixel read every integer file as ClassPixelType); int64 labels where the
+    // label image holds the classes, which may be negative.
+    if constexpr (std::is_same<TPixel, ClassPixelType>::value)
+    {
+      if (input.componentType == itk::IOComponentEnum::ULONG || input.componentType == itk::IOComponentEnum::ULONGLONG)
+      {
+        // An unsigned file has no negative value: one here is a value above 2^63 - 1, wrapped by the read.
+        const TPixel * pixels = image->GetBufferPointer();
+        if (std::any_of(pixels, pixels + region.GetNumberOfPixels(), [](TPixel v) { return v < 0; }))
+        {
+          throw ToolError(ExitUnsupported,
+                          "--multilabel: " + input.path +
+                            " holds class values above 2^63 - 1, which cca does not read as classes");
+        }
+      }
+      code =
+        options.classValues || large
+          ? Analyze<std::int64_t>(image.GetPointer(), nullptr, mask.GetPointer(), options, input, header, report, bar)
+          : Analyze<std::uint32_t>(image.GetPointer(), nullptr, mask.GetPointer(), options, input, header, report, bar);
+    }
+    else
+    {
+      throw ToolError(ExitFailure, "--multilabel: classes not read as 64-bit integers"); // not reached
+    }
+  }
+  else
+  {
+    // The foreground as 0 / 1: [lower, upper] inside, or (non-zero rule) everything but [0, 0].
+    auto threshold = itk::BinaryThresholdImageFilter<InputImageType, BinaryImageType>::New();
+    threshold->SetInput(image);
+    threshold->SetLowerThreshold(nonZero ? TPixel{} : lower);
+    threshold->SetUpperThreshold(nonZero ? TPixel{} : upper);
+    threshold->SetInsideValue(nonZero || nothingSelected ? 0 : 1);
+    threshold->SetOutsideValue(nonZero ? 1 : 0);
+    code = large ? Analyze<std::uint64_t>(
+                     threshold->GetOutput(), threshold, mask.GetPointer(), options, input, header, report, bar)
+                 : Analyze<std::uint32_t>(
+                     threshold->GetOutput(), threshold, mask.GetPointer(), options, input, header, report, bar);
+  }
   if (!options.quiet)
   {
     PrintSummary(report);
@@ -495,6 +653,33 @@ template <unsigned int D>
 int
 DispatchPixel(const Options & options, const InputDescription & input)
 {
+  if (options.multiLabel)
+  {
+    // Classes are integers, read as ClassPixelType whatever the file's integer type (ITK's reader converts each
+    // value exactly); a float image's values would be truncated into classes, so it is refused before any read.
+    switch (input.componentType)
+    {
+      case itk::IOComponentEnum::UCHAR:
+      case itk::IOComponentEnum::CHAR:
+      case itk::IOComponentEnum::USHORT:
+      case itk::IOComponentEnum::SHORT:
+      case itk::IOComponentEnum::UINT:
+      case itk::IOComponentEnum::INT:
+      case itk::IOComponentEnum::ULONG:
+      case itk::IOComponentEnum::LONG:
+      case itk::IOComponentEnum::ULONGLONG:
+      case itk::IOComponentEnum::LONGLONG:
+        return RunTyped<ClassPixelType, D>(options, input);
+      case itk::IOComponentEnum::FLOAT:
+      case itk::IOComponentEnum::DOUBLE:
+        throw ToolError(ExitUnsupported,
+                        "--multilabel: " + input.path + " has " + input.componentName +
+                          " pixels; the classes of a multi-label image need an integer pixel type (convert it, "
+                          "or label it without --multilabel)");
+      default:
+        break; // refused below as without --multilabel
+    }
+  }
   switch (input.componentType)
   {
     case itk::IOComponentEnum::UCHAR:

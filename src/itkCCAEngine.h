@@ -72,6 +72,7 @@ struct LabelOutput
   /** Optional (multi-label input, PostProcessing::writeClassValues): per (new) index, the value written instead
    * of the label: the component's class. Host memory. */
   const std::int64_t * classValue = nullptr;
+  std::uint64_t        numberOfClassValues = 0; ///< entries of `classValue` (the kept components)
   /** CUDA engine only: `data` is a device pointer on the engine's device. */
   bool onDevice = false;
   /** Only the rows [firstRow, firstRow + numberOfRows) (a row: y + z * sizeY), written from `data` on; 0 rows:

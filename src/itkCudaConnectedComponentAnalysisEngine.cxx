@@ -591,6 +591,7 @@ CudaConnectedComponentAnalysisEngine::WriteLabels(void * data, cca::ScalarKind k
                       : m_Internals->selected         ? m_Internals->selection.newIndex.data()
                                                       : nullptr;
     output.classValue = classValues ? m_Internals->classOfIndex.data() : nullptr;
+    output.numberOfClassValues = classValues ? m_Internals->classOfIndex.size() : 0;
     if (classValues)
     {
       CheckClassValuesFit(m_Internals->classOfIndex, m_Internals->classKind, kind);

@@ -26,6 +26,13 @@
 //        PhysicalSize and Centroid within 1e-9 relative, magnitudes below 1 absolutely)
 //   batch | batchfile            --batch on a folder of cases, or on a 4D NIfTI and a 3D MetaImage of cases:
 //                                equal to one call per case (labels byte for byte, CSV rows), refusals
+//   multilabel                   --multilabel on a short class map (classes 1, 2, 300, -7 touching face to face,
+//                                islands): the labels equal a loop of ConnectedComponentImageFilter over the classes
+//                                numbered together in raster order, the tables' `class` column (after Label) the
+//                                objects' input value; --per-class --keep 1 --class-values equals, per class,
+//                                RelabelComponentImageFilter's largest component written as the class (short, as the
+//                                input); without --multilabel no `class` column; the refusals (exit code, message,
+//                                nothing written)
 //   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
@@ -48,6 +55,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -55,6 +63,7 @@
 #include <iomanip>
 #include <limits>
 #include <map>
+#include <set>
 
 #ifndef _WIN32
 #  include <sys/wait.h>
@@ -645,6 +654,266 @@ BatchFileCase(const std::string & extension)
   return true;
 }
 
+/** ITK's labeling of a class map: ConnectedComponentImageFilter on each class's pixels (image == c), then, with
+ * `keepLargest`, RelabelComponentImageFilter sorted by size keeping its label 1 (the largest; ties: the first in raster
+ * order). Per pixel its class and its label within the class, or (0, 0) for background. */
+template <typename TClassImage>
+std::vector<std::pair<std::int64_t, std::uint32_t>>
+ComponentsOfClasses(const TClassImage * image, bool fullyConnected, bool keepLargest)
+{
+  const SizeValueType                       n = image->GetBufferedRegion().GetNumberOfPixels();
+  std::set<typename TClassImage::PixelType> classes(image->GetBufferPointer(), image->GetBufferPointer() + n);
+  classes.erase(0);
+  std::vector<std::pair<std::int64_t, std::uint32_t>> out(n, { 0, 0 });
+  for (const auto c : classes)
+  {
+    auto threshold = BinaryThresholdImageFilter<TClassImage, Binary3>::New();
+    threshold->SetInput(image);
+    threshold->SetLowerThreshold(c);
+    threshold->SetUpperThreshold(c);
+    auto cc = ConnectedComponentImageFilter<Binary3, LabelImage3>::New();
+    cc->SetInput(threshold->GetOutput());
+    cc->SetFullyConnected(fullyConnected);
+    auto relabel = RelabelComponentImageFilter<LabelImage3, LabelImage3>::New();
+    relabel->SetInput(cc->GetOutput());
+    relabel->SetSortByObjectSize(true);
+    const LabelImage3 * labels = keepLargest ? relabel->GetOutput() : cc->GetOutput();
+    if (keepLargest)
+    {
+      relabel->Update();
+    }
+    else
+    {
+      cc->Update();
+    }
+    for (SizeValueType i = 0; i < n; ++i)
+    {
+      const std::uint32_t l = labels->GetBufferPointer()[i];
+      if (l != 0 && (!keepLargest || l == 1))
+      {
+        out[i] = { static_cast<std::int64_t>(c), l };
+      }
+    }
+  }
+  return out;
+}
+
+/** cca --multilabel on a class map written as a short NRRD, against ITK (ComponentsOfClasses): the labels, the
+ * `class` column and field right after Label, --per-class --keep 1 --class-values, and the refusals. */
+bool
+MultiLabelCase()
+{
+  using ClassImage = Image<short, 3>;
+  // Blocks of 2 pixels, on with probability 0.55, each of one class: blocks of a class join into components across
+  // blocks, blocks of different classes touch face to face (and must not merge), lone blocks are islands. 300 and
+  // -7 do not survive a uint8 or unsigned read.
+  const std::array<short, 4> classes{ { 1, 2, 300, -7 } };
+  auto volume = ccatest::MakeRandomImage<ClassImage>({ { 30, 26, 14 } }, 0.55, 2, 91, [](std::mt19937 &) { return 1; });
+  std::mt19937                                   rng(92);
+  std::map<std::array<IndexValueType, 3>, short> classOfBlock;
+  for (ImageRegionIteratorWithIndex<ClassImage> it(volume, volume->GetLargestPossibleRegion()); !it.IsAtEnd(); ++it)
+  {
+    if (it.Get() != 0)
+    {
+      const auto                          index = it.GetIndex();
+      const std::array<IndexValueType, 3> block{ { index[0] / 2, index[1] / 2, index[2] / 2 } };
+      auto                                found = classOfBlock.find(block);
+      if (found == classOfBlock.end())
+      {
+        found = classOfBlock.emplace(block, classes[rng() % classes.size()]).first;
+      }
+      it.Set(found->second);
+    }
+  }
+  const double spacing[3] = { 0.5, 0.75, 2.0 };
+  volume->SetSpacing(spacing);
+  const std::string input = g_Folder + "/classes.nrrd";
+  WriteImage(volume, input, true);
+  const auto back = ReadImage<ClassImage>(input);
+  const auto f = [](const std::string & name) { return g_Folder + "/" + name; };
+
+  // 1. Every component, numbered together in raster order of its first pixel.
+  if (!Expect(Run({ input,
+                    "--multilabel",
+                    "--connectivity",
+                    "full",
+                    "--backend",
+                    g_Backend,
+                    "--output",
+                    f("labels.nrrd"),
+                    "--csv",
+                    f("labels.csv"),
+                    "--json",
+                    f("labels.json") },
+                  "multilabel"),
+              0,
+              ""))
+  {
+    return false;
+  }
+  const auto components = ComponentsOfClasses(back.GetPointer(), true, false);
+  auto       expected = LabelImage3::New();
+  expected->CopyInformation(back);
+  expected->SetRegions(back->GetLargestPossibleRegion());
+  expected->Allocate(true);
+  std::map<std::pair<std::int64_t, std::uint32_t>, std::uint32_t> together;
+  std::vector<std::int64_t>                                       classOfLabel{ 0 }; // index: label
+  std::vector<std::uint64_t>                                      pixelsOfLabel{ 0 };
+  std::set<std::int64_t>                                          classesFound;
+  for (std::size_t i = 0; i < components.size(); ++i)
+  {
+    if (components[i].second == 0)
+    {
+      continue;
+    }
+    const auto label = together.emplace(components[i], static_cast<std::uint32_t>(together.size() + 1)).first->second;
+    if (label == classOfLabel.size())
+    {
+      classOfLabel.push_back(components[i].first);
+      pixelsOfLabel.push_back(0);
+    }
+    ++pixelsOfLabel[label];
+    expected->GetBufferPointer()[i] = label;
+    classesFound.insert(components[i].first);
+  }
+  std::cout << "multilabel: " << together.size() << " components of " << classesFound.size() << " classes" << std::endl;
+  if (classesFound.size() != classes.size() || together.size() < 2 * classes.size() ||
+      !ccatest::SameImage<LabelImage3>(ReadImage<LabelImage3>(f("labels.nrrd")), expected, "multilabel labels"))
+  {
+    std::cerr << "multilabel: not every class with several components, or labels not ITK's" << std::endl;
+    return false;
+  }
+  std::vector<std::string> columns;
+  const auto               rows = ReadCSV(f("labels.csv"), columns);
+  const auto               j = nlohmann::ordered_json::parse(Slurp(f("labels.json")));
+  const auto &             objects = j.at("objects");
+  if (columns.size() < 3 || columns[0] != "Label" || columns[1] != "class" || columns[2] != "NumberOfPixels" ||
+      rows.size() != together.size() || objects.size() != rows.size() ||
+      j.at("objectsKept").get<std::size_t>() != rows.size() || j.at("foreground").at("multiLabel") != true)
+  {
+    std::cerr << "multilabel: CSV columns " << (columns.size() > 1 ? columns[0] + "," + columns[1] : "") << ", "
+              << rows.size() << " rows, " << objects.size() << " JSON objects, " << together.size() << " components"
+              << std::endl;
+    return false;
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r)
+  {
+    const auto & o = objects[r];
+    const auto   label = static_cast<std::size_t>(rows[r].at("Label"));
+    auto         key = o.begin(); // the JSON's fields in the CSV's order: Label, class, NumberOfPixels, ...
+    const bool   order = key.key() == "Label" && (++key).key() == "class" && (++key).key() == "NumberOfPixels";
+    if (label != r + 1 || !order || rows[r].at("class") != static_cast<double>(classOfLabel[label]) ||
+        rows[r].at("NumberOfPixels") != static_cast<double>(pixelsOfLabel[label]) || o.at("Label") != label ||
+        o.at("class") != classOfLabel[label] || o.at("NumberOfPixels") != pixelsOfLabel[label])
+    {
+      std::cerr << "multilabel row " << r << ": label " << label << " class " << rows[r].at("class") << " / "
+                << o.at("class") << " pixels " << rows[r].at("NumberOfPixels") << ", ITK: class "
+                << classOfLabel[std::min(label, classOfLabel.size() - 1)] << std::endl;
+      return false;
+    }
+  }
+
+  // 2. The cleaned segmentation: each class's largest component, as the class, in the input's pixel type.
+  if (!Expect(Run({ input,
+                    "--multilabel",
+                    "--per-class",
+                    "--keep",
+                    "1",
+                    "--class-values",
+                    "--backend",
+                    g_Backend,
+                    "--output",
+                    f("cleaned.nrrd"),
+                    "--csv",
+                    f("cleaned.csv") },
+                  "cleaned"),
+              0,
+              ""))
+  {
+    return false;
+  }
+  const auto largest = ComponentsOfClasses(back.GetPointer(), false, true);
+  auto       cleaned = ClassImage::New();
+  cleaned->CopyInformation(back);
+  cleaned->SetRegions(back->GetLargestPossibleRegion());
+  cleaned->Allocate(true);
+  std::map<std::int64_t, std::uint64_t> sizeOfLargest;
+  for (std::size_t i = 0; i < largest.size(); ++i)
+  {
+    cleaned->GetBufferPointer()[i] = static_cast<short>(largest[i].first);
+    sizeOfLargest[largest[i].first] += largest[i].second != 0 ? 1 : 0;
+  }
+  sizeOfLargest.erase(0);
+  auto io = ImageIOFactory::CreateImageIO(f("cleaned.nrrd").c_str(), IOFileModeEnum::ReadMode);
+  io->SetFileName(f("cleaned.nrrd"));
+  io->ReadImageInformation();
+  columns.clear();
+  const auto kept = ReadCSV(f("cleaned.csv"), columns);
+  if (io->GetComponentType() != IOComponentEnum::SHORT ||
+      !ccatest::SameImage<ClassImage>(ReadImage<ClassImage>(f("cleaned.nrrd")), cleaned, "--class-values") ||
+      kept.size() != sizeOfLargest.size())
+  {
+    std::cerr << "--per-class --keep 1 --class-values: not the classes' largest components as short class values ("
+              << kept.size() << " rows for " << sizeOfLargest.size() << " classes)" << std::endl;
+    return false;
+  }
+  for (const auto & row : kept)
+  {
+    const auto c = static_cast<std::int64_t>(row.at("class"));
+    if (!sizeOfLargest.count(c) || row.at("NumberOfPixels") != static_cast<double>(sizeOfLargest[c]))
+    {
+      std::cerr << "--per-class: class " << c << " kept " << row.at("NumberOfPixels") << " pixels" << std::endl;
+      return false;
+    }
+    sizeOfLargest.erase(c); // each class once
+  }
+
+  // 3. Without --multilabel the tables have no class column, and the non-zero pixels are one foreground: classes
+  // that touch make fewer, larger objects (so the class map above did test touching classes).
+  if (!Expect(
+        Run({ input, "--connectivity", "full", "--backend", g_Backend, "--csv", f("binary.csv") }, "binary"), 0, ""))
+  {
+    return false;
+  }
+  columns.clear();
+  const auto binary = ReadCSV(f("binary.csv"), columns);
+  if (columns.empty() || columns[0] != "Label" || std::find(columns.begin(), columns.end(), "class") != columns.end() ||
+      binary.empty() || binary.size() >= together.size())
+  {
+    std::cerr << "a binary run's table has a class column, or as many objects (" << binary.size()
+              << ") as the classes' components" << std::endl;
+    return false;
+  }
+
+  // 4. The refusals, before anything is written.
+  auto floating = CastImageFilter<ClassImage, Image<float, 3>>::New();
+  floating->SetInput(back);
+  floating->Update();
+  WriteImage(floating->GetOutput(), f("classes-float.nii.gz"), true);
+  const std::vector<ErrorCase> refusals{
+    { 1, "--per-class needs --multilabel", { input, "--per-class", "--keep", "1" } },
+    { 1, "--class-values needs --multilabel", { input, "--class-values" } },
+    { 1, "takes no threshold", { input, "--multilabel", "--lower", "1" } },
+    { 1, "takes no threshold", { input, "--multilabel", "--upper", "300" } },
+    { 1, "--memory-budget does not apply", { input, "--multilabel", "--memory-budget", "100000" } },
+    { 3, "need an integer pixel type", { f("classes-float.nii.gz"), "--multilabel" } },
+    // -7 and 300 are no uint8
+    { 5, "does not fit in the label type uint8", { input, "--multilabel", "--class-values", "--label-type", "uint8" } },
+  };
+  for (std::size_t i = 0; i < refusals.size(); ++i)
+  {
+    std::vector<std::string> args = refusals[i].args;
+    args.insert(args.end(), { "--backend", g_Backend, "--output", f("refused.nrrd"), "--csv", f("refused.csv") });
+    if (!Expect(Run(args, "refusal" + std::to_string(i)), refusals[i].code, refusals[i].message) ||
+        itksys::SystemTools::FileExists(f("refused.nrrd")) || itksys::SystemTools::FileExists(f("refused.csv")))
+    {
+      std::cerr << "refusal " << i << " not refused as expected, or it wrote an output" << std::endl;
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int
@@ -754,6 +1023,10 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
     else if (baseCase == "batchfile")
     {
       ok = BatchFileCase<3>(".nii.gz") && BatchFileCase<2>(".mha");
+    }
+    else if (baseCase == "multilabel")
+    {
+      ok = MultiLabelCase();
     }
     else if (baseCase == "run") // argv[4]: the expected exit code, then the tool's arguments
     {

@@ -165,9 +165,8 @@ def label(
         GPU), and slabs of half as many planes each time the engine runs out of memory.
     multilabel: the image holds classes (an integer array, a multi-class segmentation): a component is a connected
         set of pixels of the same non-zero value (cc3d's multi-label mode; ITK's ScalarConnectedComponentImageFilter
-        with a distance of 0), and the table gets a "class" column (the input's dtype). Labelled by the CPU engine
-        for now (the CUDA engine does not label multi-label input yet: "auto" uses the CPU engine and says so; GPU
-        arrays and Dask arrays are refused); background must be 0, no memory budget.
+        with a distance of 0), and the table gets a "class" column (the input's dtype; int64 for PyTorch). Both
+        engines label it, GPU arrays where they are; not yet Dask arrays; background must be 0, no memory budget.
     per_class: with multilabel, keep_largest keeps the N largest components of each class (nnU-Net's "largest
         component per class"); min_size and min_physical_size act per component either way.
     class_values: with multilabel, the returned image holds each kept component's class instead of its label --
@@ -240,7 +239,7 @@ def label(
 
     if class_values:
         # The cleaned segmentation keeps the classes' type; the engine refuses classes the dtype cannot hold.
-        label_dtype = np.dtype(dtype) if dtype is not None else inp.array.dtype
+        label_dtype = np.dtype(dtype) if dtype is not None else _numpy_dtype(inp.array)
     else:
         label_dtype = _label_dtype(dtype, count, inp.library)
     labels = inp.empty(label_dtype)
@@ -250,9 +249,17 @@ def label(
     if not return_table:
         return labels
     table = _table.build(analysis, inp, names, count, 0, start, itk_spacing, origin, direction, int(threads))
-    if multilabel and inp.library == "numpy":
-        table[_table.CLASS] = table[_table.CLASS].astype(inp.array.dtype)  # the int64's bits, as the input's values
+    if multilabel and inp.library in ("numpy", "cupy"):
+        # the int64's bits, as the input's values (PyTorch keeps int64: it has few unsigned types)
+        table[_table.CLASS] = table[_table.CLASS].astype(inp.array.dtype)
     return labels, table
+
+
+def _numpy_dtype(array):
+    """The NumPy dtype of a numpy, CuPy or PyTorch array."""
+    if isinstance(array.dtype, np.dtype):
+        return array.dtype
+    return np.dtype(str(array.dtype).split(".")[-1])  # torch.uint8 -> uint8
 
 
 def _to_itk(labels, like):

@@ -176,3 +176,55 @@ def test_small_image_paths_equal_the_cpu_engine(shape):
             assert list(table) == list(expected_table)
             for k in table:
                 np.testing.assert_allclose(table[k], expected_table[k], rtol=1e-12, atol=1e-12, err_msg=f"{k} {case}")
+
+
+def test_cupy_multilabel_equals_the_cpu_engine():
+    """Multi-label input on the device (issue 23): labels, table (with the class column) and the cleaned
+    segmentation equal the CPU engine's; the class column and the cleaned image keep the input's dtype."""
+    cupy = pytest.importorskip("cupy")
+    rng = np.random.default_rng(5)
+    for shape in [(257, 263), (45, 77), (40, 40, 41), (1, 301)]:
+        for full in (False, True):
+            on = random_image(shape, 0.8, 2, seed=sum(shape))
+            classes = rng.choice(np.asarray([1, 2, 7, 200], np.uint8), size=shape)
+            image = (classes * on).astype(np.uint8)
+            connectivity = "full" if full else "face"
+            labels, table = cudacca.label(image, connectivity=connectivity, multilabel=True, return_table=True,
+                                          backend="cpu")
+            d_labels, d_table = cudacca.label(cupy.asarray(image), connectivity=connectivity, multilabel=True,
+                                              return_table=True)
+            assert cudacca.last_backend()[0] == "cuda"
+            np.testing.assert_array_equal(d_labels.get(), labels)
+            assert d_table["class"].dtype == image.dtype
+            for k in table:
+                np.testing.assert_array_equal(_to_numpy(d_table[k]), table[k], err_msg=k)
+            cleaned = cudacca.label(image, connectivity=connectivity, multilabel=True, per_class=True,
+                                    keep_largest=1, class_values=True, backend="cpu")
+            d_cleaned = cudacca.label(cupy.asarray(image), connectivity=connectivity, multilabel=True,
+                                      per_class=True, keep_largest=1, class_values=True)
+            assert d_cleaned.dtype == image.dtype
+            np.testing.assert_array_equal(d_cleaned.get(), cleaned)
+            # host arrays on the CUDA engine as well
+            h_labels = cudacca.label(image, connectivity=connectivity, multilabel=True, backend="cuda")
+            np.testing.assert_array_equal(h_labels, labels)
+
+
+def test_dask_two_workers_share_one_gpu():
+    """Issue 26 on one lent GPU: two Dask worker processes, each labelling its chunks with the CUDA engine on
+    device 0 (the multi-GPU path, every worker its own engine and context), the result equal to the in-memory
+    labeling."""
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    image = random_image((96, 80, 64), 0.4, 1, seed=23)
+    expected, expected_table = cudacca.label(image, connectivity="full", return_table=True, backend="cpu")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            # backend="cuda": a worker without its GPU raises instead of falling back to the CPU engine
+            with distributed.get_task_stream(client) as stream:
+                labels, table = cudacca.label(da.from_array(image, chunks=(24, 40, 32)), connectivity="full",
+                                              return_table=True, backend="cuda")
+                computed = labels.compute()
+            np.testing.assert_array_equal(computed, expected)
+            for k in expected_table:
+                np.testing.assert_allclose(np.asarray(table[k]), np.asarray(expected_table[k]), rtol=1e-12, err_msg=k)
+            assert len({task["worker"] for task in stream.data}) == 2  # both workers labelled chunks
