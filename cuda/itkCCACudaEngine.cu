@@ -460,18 +460,17 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   // whose columns alone then travel to the caller's.
   BasicColumns                          device = columns;
   std::vector<PinnedStaging::HostPiece> toHost; // the caller's columns, in the scratch buffer's order
-  std::uint64_t                         rows = k;
+  // The kept components' rows (the columns' length).
+  const std::uint64_t rows =
+    newIndex ? static_cast<std::uint64_t>(
+                 std::count_if(newIndex, newIndex + k, [](std::uint64_t row) { return row != UINT64_MAX; }))
+             : k;
   if (columns.onDevice)
   {
     WaitForCallerStream();
   }
   else
   {
-    if (newIndex)
-    {
-      rows = static_cast<std::uint64_t>(
-        std::count_if(newIndex, newIndex + k, [](std::uint64_t row) { return row != UINT64_MAX; }));
-    }
     std::uint64_t numColumns = 0;
     ForEachBasicColumn(device, [&](auto *& column) { numColumns += column != nullptr; });
     if (rows == 0 || numColumns == 0)

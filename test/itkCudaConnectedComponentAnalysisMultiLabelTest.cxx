@@ -30,6 +30,9 @@
 //             a kept component is, 0 elsewhere)
 //   refusals  float input, PerClass or OutputClassValues without MultiLabel, class values that do not fit the
 //             output type, a memory budget: each an ExceptionObject naming the reason
+//   real      class maps made from the bundled images (the MRI volume Anatomical.nii.gz, the CT slice CTSlice.mha):
+//             five intensity bands as classes; labels, LabelMap and per-class clean-up as in `labels` and
+//             `perclass` (arguments: the two files)
 //   automatic an image above 2^16 pixels on the Automatic backend: the CUDA engine where there is a device, else
 //             the CPU engine, the same labels
 // Each case runs on the backend its second argument names (cpu, cuda, auto): the CUDA engine labels multi-label
@@ -37,6 +40,7 @@
 #include "itkCCALabelMapComparison.h"
 #include "itkCCATestUtilities.h"
 #include "itkBinaryThresholdImageFilter.h"
+#include "itkImageFileReader.h"
 #include "itkLabelImageToShapeLabelMapFilter.h"
 #include "itkRelabelComponentImageFilter.h"
 #include "itkScalarConnectedComponentImageFilter.h"
@@ -483,6 +487,83 @@ RefusalsCase(Backend backend)
   return ok;
 }
 
+/** The bundled images of the `real` case (argv[3], argv[4]). */
+std::string g_Volume;
+std::string g_Slice;
+
+/** A class map from a real image: its intensities in five bands between quantiles (0: the lowest 30 %, classes 1 to
+ * 4 above, 4 the top 5 %), so that the classes follow the anatomy: nested, touching shells and many islands. */
+template <unsigned D>
+typename Image<unsigned char, D>::Pointer
+BandsOf(const std::string & fileName)
+{
+  auto reader = ImageFileReader<Image<float, D>>::New();
+  reader->SetFileName(fileName);
+  reader->Update();
+  const auto *        image = reader->GetOutput();
+  const SizeValueType n = image->GetBufferedRegion().GetNumberOfPixels();
+  std::vector<float>  sorted(image->GetBufferPointer(), image->GetBufferPointer() + n);
+  std::sort(sorted.begin(), sorted.end());
+  const float cuts[4] = { sorted[n * 30 / 100], sorted[n * 60 / 100], sorted[n * 85 / 100], sorted[n * 95 / 100] };
+  auto        classes = Image<unsigned char, D>::New();
+  classes->CopyInformation(image);
+  classes->SetRegions(image->GetBufferedRegion());
+  classes->Allocate();
+  for (SizeValueType i = 0; i < n; ++i)
+  {
+    const float   v = image->GetBufferPointer()[i];
+    unsigned char c = 0;
+    for (const float cut : cuts)
+    {
+      c += v > cut ? 1 : 0;
+    }
+    classes->GetBufferPointer()[i] = c;
+  }
+  return classes;
+}
+
+template <unsigned D>
+bool
+RealImageCase(Backend backend, const std::string & fileName)
+{
+  using InputType = Image<unsigned char, D>;
+  using LabelType = Image<unsigned int, D>;
+  const auto image = BandsOf<D>(fileName);
+  bool       ok = true;
+  for (const bool fully : { false, true })
+  {
+    const std::string what = fileName + (fully ? " full" : " face");
+    auto              filter = CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::New();
+    filter->SetInput(image);
+    filter->SetBackend(backend);
+    filter->SetFullyConnected(fully);
+    filter->MultiLabelOn();
+    filter->Update();
+    const auto expected =
+      NumberTogether<LabelType>(PerClassReference<InputType, InputType>(image, nullptr, fully, 0, 0), image, false);
+    std::cout << what << ": " << filter->GetObjectCount() << " components of 4 classes" << std::endl;
+    ok = ok && filter->GetObjectCount() > 10 && SameImage(filter->GetOutput(), expected.GetPointer(), what) &&
+         FeaturesMatchBruteForce(filter.GetPointer(), what) &&
+         SameShapeAttributes(filter.GetPointer(), expected.GetPointer(), what);
+    // nnU-Net's clean-up: the largest component of each class, written back as the class
+    filter->PerClassOn();
+    filter->SetNumberOfObjectsToKeep(1);
+    filter->OutputClassValuesOn();
+    filter->Update();
+    const auto kept = PerClassReference<InputType, InputType>(image, nullptr, fully, 1, 0);
+    auto       cleaned = LabelType::New();
+    cleaned->CopyInformation(image);
+    cleaned->SetRegions(image->GetLargestPossibleRegion());
+    cleaned->Allocate();
+    for (std::size_t i = 0; i < kept.size(); ++i)
+    {
+      cleaned->GetBufferPointer()[i] = static_cast<unsigned int>(kept[i].first);
+    }
+    ok = ok && filter->GetObjectCount() == 4 && SameImage(filter->GetOutput(), cleaned.GetPointer(), what + " cleaned");
+  }
+  return ok;
+}
+
 bool
 AutomaticCase(Backend)
 {
@@ -511,6 +592,11 @@ AutomaticCase(Backend)
 int
 itkCudaConnectedComponentAnalysisMultiLabelTest(int argc, char * argv[])
 {
+  if (argc > 4)
+  {
+    g_Volume = argv[3];
+    g_Slice = argv[4];
+  }
   return RunNamedCase(
     argc,
     argv,
@@ -521,5 +607,6 @@ itkCudaConnectedComponentAnalysisMultiLabelTest(int argc, char * argv[])
         } },
       { "perclass", [](Backend b) { return PerClassCase<2>(b) && PerClassCase<3>(b); } },
       { "refusals", RefusalsCase },
+      { "real", [](Backend b) { return RealImageCase<3>(b, g_Volume) && RealImageCase<2>(b, g_Slice); } },
       { "automatic", AutomaticCase } });
 }
