@@ -37,18 +37,20 @@ def _host(array):
     return array.get() if _is_cupy(array) else np.asarray(array)
 
 
-def _label_chunk(chunk, fully, background, backend, device, threads):
+def _label_chunk(chunk, fully, background, backend, device, threads, multilabel=False):
     """label() of one chunk: a CuPy chunk on its GPU, where it is; anything else as a numpy array."""
     from . import _label
 
     return _label.label(chunk if _is_cupy(chunk) else np.asarray(chunk), connectivity="full" if fully else "face",
-                        background=background, return_table=True, backend=backend, device=device, threads=threads)
+                        background=background, return_table=True, backend=backend, device=device, threads=threads,
+                        multilabel=multilabel)
 
 
-def _chunk_summary(chunk, start, fully, background, backend, device, threads):
+def _chunk_summary(chunk, start, fully, background, backend, device, threads, multilabel=False):
     """Step 1 for one chunk at `start` (its first index per axis): count, first pixels (global raster index),
-    pixel counts, global index sums and bounding boxes (array axis order), and its labels on its faces."""
-    labels, table = _label_chunk(chunk, fully, background, backend, device, threads)
+    pixel counts, global index sums and bounding boxes (array axis order), its labels on its faces, and with
+    multi-label input each component's class."""
+    labels, table = _label_chunk(chunk, fully, background, backend, device, threads, multilabel)
     table = {name: _host(column) for name, column in table.items()}  # K rows: small next to the chunk
     k = len(table["label"])
     d = labels.ndim
@@ -82,13 +84,16 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads):
         "bbox_max": [np.asarray(table[f"bbox-{a + d}"], dtype=np.int64) + start[a] for a in range(d)],
         # In the labels' own type (uint32): they go to the boundary tasks only.
         "faces": [(_host(labels.take(0, axis=a)), _host(labels.take(-1, axis=a))) for a in range(d)],
+        # Multi-label input: pieces of different classes that touch across a boundary stay apart.
+        "class": np.asarray(table["class"]).astype(np.int64) if multilabel else np.zeros(k, np.int64),
     }
     return summary
 
 
-def _relabel_chunk(chunk, fully, background, backend, device, threads, table):
-    """Step 3 for one chunk: its labels again, through its chunk's table (final label per chunk label)."""
-    labels, _ = _label_chunk(chunk, fully, background, backend, device, threads)
+def _relabel_chunk(chunk, fully, background, backend, device, threads, table, multilabel=False):
+    """Step 3 for one chunk: its labels again, through its chunk's table (final label, or with class_values the
+    class, per chunk label)."""
+    labels, _ = _label_chunk(chunk, fully, background, backend, device, threads, multilabel)
     if _is_cupy(labels):
         import cupy
 
@@ -137,7 +142,7 @@ def _touching_pairs(before, after, fully):
 
 
 def label(image, *, fully, background, min_size, min_physical_size, keep, sort, spacing, return_table, dtype,
-          backend, device, threads):
+          backend, device, threads, multilabel=False, per_class=False, class_values=False):
     """cudacca.label() for a Dask array (see _label.label for the arguments)."""
     import dask
     import dask.array as da
@@ -160,17 +165,20 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     if len(spacing_array) != d or not all(np.isfinite(v) and v > 0 for v in spacing_array):
         raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
     _label_dtype(dtype, 0, "numpy")  # a dtype that cannot hold labels is refused before any work
+    if multilabel and np.dtype(image.dtype).kind not in "iub":
+        raise ValueError(f"multilabel: the classes must be integers, not {image.dtype}")
     if image.size == 0:
         from . import _label
 
-        return _label.label(np.asarray(image), connectivity="full" if fully else "face", return_table=return_table)
+        return _label.label(np.asarray(image), connectivity="full" if fully else "face", return_table=return_table,
+                            multilabel=multilabel)
     if any(0 in c for c in image.chunks):  # empty chunks would separate the layers around them
         image = image.rechunk(tuple(tuple(s for s in c if s) for c in image.chunks))
     starts = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in image.chunks]
     grid = image.to_delayed()
     locations = list(itertools.product(*(range(len(c)) for c in image.chunks)))
     full = {loc: dask.delayed(_chunk_summary)(grid[loc], tuple(int(starts[a][loc[a]]) for a in range(d)), fully,
-                                              background, backend, device, threads) for loc in locations}
+                                              background, backend, device, threads, multilabel) for loc in locations}
     number = {loc: i for i, loc in enumerate(locations)}
 
     def layer_faces(axis, index, side):
@@ -203,6 +211,9 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     chunk_offset = np.array([offsets[loc] for loc in locations], np.int64)
     coded = np.concatenate([np.zeros((2, 0), np.int64)] + list(boundaries), axis=1)
     pairs = chunk_offset[coded >> 32] + (coded & 0xFFFFFFFF) - 1  # 0-based nodes
+    piece_class = np.concatenate([np.zeros(0, np.int64)] + [summaries[loc]["class"] for loc in locations])
+    if multilabel:
+        pairs = pairs[:, piece_class[pairs[0]] == piece_class[pairs[1]]]  # touching and of one value
     graph = coo_matrix((np.ones(pairs.shape[1], bool), (pairs[0], pairs[1])), shape=(total, total))
     _, component = connected_components(graph, directed=False) if total else (0, np.zeros(0, np.int64))
 
@@ -223,6 +234,8 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
 
     n = np.zeros(count, np.uint64)
     np.add.at(n, node_rank, gather("num_pixels").astype(np.uint64))
+    class_of = np.zeros(count, np.int64)
+    class_of[node_rank] = piece_class  # every piece of a component holds its class
     index_sum = []
     box_min, box_max = [], []
     for a in range(d):
@@ -242,7 +255,11 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     kept = (n >= np.uint64(min_size)) & (n.astype(np.float64) * pixel_volume >= min_physical_size)
     candidates = np.flatnonzero(kept)
     if keep:
-        largest = candidates[np.argsort(-n[candidates].astype(np.int64), kind="stable")][:keep]
+        # The N largest (ties: raster order, the candidates' order), of the image or of each class.
+        groups = [candidates[class_of[candidates] == c] for c in np.unique(class_of[candidates])] if per_class \
+            else [candidates]
+        largest = np.concatenate([np.zeros(0, np.int64)] + [g[np.argsort(-n[g].astype(np.int64), kind="stable")][:keep]
+                                                            for g in groups])
         kept = np.zeros(count, bool)
         kept[largest] = True
         candidates = np.flatnonzero(kept)
@@ -252,7 +269,16 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     new_label[candidates] = np.arange(1, len(candidates) + 1)
     kept_count = len(candidates)
 
-    label_dtype = _label_dtype(dtype, kept_count, "numpy")
+    if class_values:
+        # The cleaned segmentation: each kept component's class, in the input's dtype unless asked otherwise.
+        label_dtype = np.dtype(dtype) if dtype is not None else np.dtype(image.dtype)
+        kept_classes = class_of[candidates]
+        limits = np.iinfo(label_dtype) if label_dtype.kind in "iu" else None
+        if kept_classes.size and (limits is None or kept_classes.min() < limits.min or kept_classes.max() > limits.max):
+            raise ValueError(f"class_values: the classes {kept_classes.min()} .. {kept_classes.max()} do not fit "
+                             f"the output pixel type {label_dtype}")
+    else:
+        label_dtype = _label_dtype(dtype, kept_count, "numpy")
     # The labels' chunk type is the input's: CuPy chunks give CuPy labels, each on its chunk's GPU.
     if _is_cupy(image._meta):
         import cupy
@@ -264,12 +290,14 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     for loc in locations:
         k = summaries[loc]["count"]
         t = np.zeros(k + 1, label_dtype)
-        t[1:] = new_label[node_rank[offsets[loc]:offsets[loc] + k]]
+        pieces = node_rank[offsets[loc]:offsets[loc] + k]
+        t[1:] = np.where(new_label[pieces] > 0, class_of[pieces], 0) if class_values else new_label[pieces]
         tables[loc] = t
     # Each chunk's task carries its own table only.
     blocks = np.empty(grid.shape, dtype=object)
     for loc in locations:
-        task = dask.delayed(_relabel_chunk)(grid[loc], fully, background, backend, device, threads, tables[loc])
+        task = dask.delayed(_relabel_chunk)(grid[loc], fully, background, backend, device, threads, tables[loc],
+                                            multilabel)
         blocks[loc] = da.from_delayed(task, shape=tuple(image.chunks[a][loc[a]] for a in range(d)), dtype=label_dtype,
                                       meta=meta)
     labels = da.block(blocks.tolist())
@@ -287,4 +315,6 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
         table[f"bbox-{a + d}"] = box_max[a][rows]
     for a in range(d):
         table[f"centroid-{a}"] = index_sum[a][rows] / n[rows].astype(np.float64) * spacing_array[a]
+    if multilabel:
+        table["class"] = class_of[rows].astype(image.dtype)  # as label() gives it: the input's dtype
     return labels, table

@@ -166,7 +166,8 @@ def label(
     multilabel: the image holds classes (an integer array, a multi-class segmentation): a component is a connected
         set of pixels of the same non-zero value (cc3d's multi-label mode; ITK's ScalarConnectedComponentImageFilter
         with a distance of 0), and the table gets a "class" column (the input's dtype; int64 for PyTorch). Both
-        engines label it, GPU arrays where they are; not yet Dask arrays; background must be 0, no memory budget.
+        engines label it, GPU arrays where they are, Dask arrays chunk by chunk (pieces of one class joined across
+        the chunks' faces); background must be 0, no memory budget.
     per_class: with multilabel, keep_largest keeps the N largest components of each class (nnU-Net's "largest
         component per class"); min_size and min_physical_size act per component either way.
     class_values: with multilabel, the returned image holds each kept component's class instead of its label --
@@ -179,8 +180,6 @@ def label(
     """
     if (per_class or class_values) and not multilabel:
         raise ValueError("per_class and class_values need multilabel=True")
-    if multilabel and _dask.is_dask_array(image):
-        raise ValueError("multilabel: Dask arrays are not labelled as multi-label input yet (label the computed array)")
     if multilabel and background not in (None, 0):
         raise ValueError("multilabel: the background must be 0 (the classes are the non-zero values)")
     if _dask.is_dask_array(image):
@@ -198,7 +197,8 @@ def label(
         return _dask.label(image, fully=_fully_connected(connectivity, image.ndim), background=background,
                            min_size=int(min_size), min_physical_size=float(min_physical_size),
                            keep=int(keep_largest or 0), sort=bool(sort), spacing=spacing, return_table=return_table,
-                           dtype=dtype, backend=backend, device=device, threads=threads)
+                           dtype=dtype, backend=backend, device=device, threads=threads, multilabel=multilabel,
+                           per_class=per_class, class_values=class_values)
     inp = _arrays.as_input(image, "image")
     fully = _fully_connected(connectivity, inp.ndim)
     mask_input = None

@@ -171,3 +171,30 @@ def test_dask_cupy_chunks_stay_on_the_gpu():
         np.testing.assert_array_equal(labels.compute().get(), expected)
         for k in table:
             np.testing.assert_allclose(np.asarray(table[k]), np.asarray(expected_table[k]), rtol=1e-12, err_msg=k)
+
+
+def _class_map(shape, seed, classes=(1, 2, 7)):
+    """Blocks of 3 pixels on at 80 %, each of one class: classes meet face to face across many chunk faces."""
+    on = random_image(shape, 0.8, 3, seed=seed).astype(bool)
+    rng = np.random.default_rng(seed)
+    full = rng.choice(np.asarray(classes, np.uint8), size=tuple(-(-s // 3) for s in shape))
+    for axis in range(len(shape)):
+        full = np.repeat(full, 3, axis=axis)
+    return np.where(on, full[tuple(slice(0, s) for s in shape)], 0).astype(np.uint8)
+
+
+@pytest.mark.parametrize("shape, chunks", CASES)
+@pytest.mark.parametrize("connectivity", ["face", "full"])
+def test_dask_multilabel_equals_in_memory(shape, chunks, connectivity):
+    """Multi-label input chunk by chunk (issue 23): pieces join across a chunk face only where their classes are
+    equal; labels, table (its class column) and the per-class cleaned segmentation equal the in-memory result."""
+    image = _class_map(shape, seed=sum(shape))
+    chunked = da.from_array(image, chunks=chunks)
+    expected = cudacca.label(image, connectivity=connectivity, multilabel=True, return_table=True, backend="cpu")
+    assert_same(cudacca.label(chunked, connectivity=connectivity, multilabel=True, return_table=True, backend="cpu"),
+                expected)
+    options = dict(connectivity=connectivity, multilabel=True, per_class=True, keep_largest=1, backend="cpu")
+    cleaned = cudacca.label(image, class_values=True, **options)
+    np.testing.assert_array_equal(cudacca.label(chunked, class_values=True, **options).compute(), cleaned)
+    assert_same(cudacca.label(chunked, return_table=True, sort=True, min_size=2, **options),
+                cudacca.label(image, return_table=True, sort=True, min_size=2, **options))

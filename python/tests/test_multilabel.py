@@ -120,9 +120,6 @@ def test_multilabel_refusals():
         cudacca.label(image, multilabel=True, class_values=True, dtype=np.uint8, backend="cpu")
     with pytest.raises(Exception, match="not labeled in slabs"):
         cudacca.label(image, multilabel=True, memory_budget=1000, backend="cpu")
-    dask_array = pytest.importorskip("dask.array")
-    with pytest.raises(ValueError, match="Dask"):
-        cudacca.label(dask_array.from_array(image, chunks=10), multilabel=True)
     # the same image labelled once the options are right
     cleaned = cudacca.label(image, multilabel=True, class_values=True, backend="cpu")
     np.testing.assert_array_equal(cleaned, image)  # nothing removed: the segmentation itself
