@@ -71,7 +71,7 @@ Foreground (default: the non-zero pixels):
 Classes (multi-label input, such as a segmentation of several organs):
   --multilabel            the input's values are classes: an object is a connected set of pixels of one
                           non-zero value, and objects of different classes touch without merging (an integer
-                          pixel type; not with --lower / --upper or --memory-budget); the tables get a `class`
+                          pixel type; not with --lower / --upper); the tables get a `class`
                           column after Label
   --per-class             with --multilabel: --keep N keeps the N largest objects of each class
   --class-values          with --multilabel: the label image holds each kept object's class instead of its
@@ -427,11 +427,6 @@ ParseCommandLine(int argc, char * argv[], Options & options)
   {
     throw UsageError(std::string(options.perClass ? "--per-class" : "--class-values") +
                      " needs --multilabel (the classes are the values of a multi-label input)");
-  }
-  if (options.multiLabel && options.memoryBudget > 0)
-  {
-    // the filter labels a class map whole: it would refuse the budget after the input is read
-    throw UsageError("--memory-budget does not apply to --multilabel input, which is labeled whole");
   }
   if (options.hasLower && options.hasUpper && options.lower > options.upper)
   {

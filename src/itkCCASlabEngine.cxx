@@ -35,7 +35,7 @@ namespace cca
 bool
 CanCutIntoSlabs(const Request & request)
 {
-  return request.dimension >= 2 && !request.inputOnDevice && request.batchExtent == 0 && !request.multiLabel;
+  return request.dimension >= 2 && !request.inputOnDevice && request.batchExtent == 0;
 }
 
 std::uint64_t
@@ -133,7 +133,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   ValidateRequest(request, UINT64_MAX, "64-bit");
   if (!CanCutIntoSlabs(request))
   {
-    throw Error("only host images of 2 or 3 dimensions, not batches or multi-label input, are labeled in slabs");
+    throw Error("only host images of 2 or 3 dimensions, not batches, are labeled in slabs");
   }
   m_Request = request;
   SlabPlan & plan = m_Faces.plan;
@@ -154,6 +154,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   m_Faces.firstComponent.assign(1, 0);
   m_Faces.firstPlaneLabels.assign(numSlabs, {});
   m_Faces.lastPlaneLabels.assign(numSlabs, {});
+  m_Faces.classOf.clear();
 
   // Each slab on its own; its sums moved to the image's indices, its face planes' labels kept.
   std::vector<ComponentSums> pieces;
@@ -168,6 +169,10 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
     {
       pieces.push_back(sums[k]);
       ShiftSums(pieces.back(), plan.axis, plan.firstPlane[s], request.computeShapeSums);
+      if (request.multiLabel)
+      {
+        m_Faces.classOf.push_back(sums[k].classValue);
+      }
     }
     m_Faces.firstComponent.push_back(m_Faces.firstComponent.back() + count);
     auto facePlane = [&](std::vector<std::uint32_t> & labels, std::uint64_t plane) {

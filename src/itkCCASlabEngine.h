@@ -52,7 +52,7 @@ struct SlabPlan
   }
 };
 
-/** Whether the request's image can be cut into slabs: a host image of 2 or 3 dimensions, not a batch, not multi-label. */
+/** Whether the request's image can be cut into slabs: a host image of 2 or 3 dimensions, not a batch. */
 bool
 CanCutIntoSlabs(const Request & request);
 
@@ -74,6 +74,9 @@ struct SlabFaces
   /** Per slab, the labels (uint32, 1-based, 0 background) of its first and of its last plane, where they
    * touch another slab (empty otherwise). */
   std::vector<std::vector<std::uint32_t>> firstPlaneLabels, lastPlaneLabels;
+  /** Multi-label input: the class of every global component id (pieces touching across a face join only where
+   * their classes are equal); empty otherwise. */
+  std::vector<std::int64_t> classOf;
 
   /** The merged component of every global component id (raster order of first pixels: ITK's numbering), and
    * how many there are. */

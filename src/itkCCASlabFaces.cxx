@@ -176,8 +176,11 @@ SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
     const std::uint64_t   belowBase = firstComponent[s] - 1;
     const std::uint64_t   aboveBase = firstComponent[s + 1] - 1;
     // Face-connected: the pixel straight across; fully connected: its 3 (2-D) or 9 (3-D) neighbors there.
+    // Multi-label input: only pieces of one class (value) join.
+    const bool classes = !classOf.empty();
     ForEachPairAcross(shape, fullyConnected ? 1 : 0, [&](std::uint64_t i, std::uint64_t j, int, int) {
-      if (below[i] != 0 && above[j] != 0)
+      if (below[i] != 0 && above[j] != 0 &&
+          (!classes || classOf[belowBase + below[i]] == classOf[aboveBase + above[j]]))
       {
         forest.Unite(belowBase + below[i], aboveBase + above[j]);
       }

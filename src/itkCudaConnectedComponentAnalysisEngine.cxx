@@ -473,10 +473,6 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       throw cca::Error(
         "the image is in GPU memory: the CPU backend cannot read it (use the CUDA or automatic backend)");
     }
-    if (request.multiLabel && request.memoryBudget != 0)
-    {
-      throw cca::Error("multi-label input is not labeled in slabs (a memory budget) yet: leave the budget at 0");
-    }
     Backend chosen = request.inputOnDevice ? Backend::CUDA : backend;
     if (chosen == Backend::Automatic && request.NumberOfPixels() < AutomaticCudaFromPixels)
     {

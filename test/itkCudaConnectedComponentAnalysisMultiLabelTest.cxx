@@ -29,7 +29,9 @@
 //             N first labels, numbered together; with OutputClassValues the cleaned segmentation (the input where
 //             a kept component is, 0 elsewhere)
 //   refusals  float input, PerClass or OutputClassValues without MultiLabel, class values that do not fit the
-//             output type, a memory budget: each an ExceptionObject naming the reason
+//             output type: each an ExceptionObject naming the reason
+//   slabs     MemoryBudget 1 (one plane per slab, every plane a cut): labels, classes, the LabelMap and the per-class
+//             clean-up equal the reference, as whole
 //   real      class maps made from the bundled images (the MRI volume Anatomical.nii.gz, the CT slice CTSlice.mha):
 //             five intensity bands as classes; labels, LabelMap and per-class clean-up as in `labels` and
 //             `perclass` (arguments: the two files)
@@ -475,15 +477,75 @@ RefusalsCase(Backend backend)
   narrow->GenerateLabelMapOff();
   ok = Refused([&]() { narrow->Update(); }, "does not fit the output pixel type", "class 300 into uint8") && ok;
 
-  auto budget = CudaConnectedComponentAnalysisImageFilter<ShortImage, LabelImage>::New();
-  budget->SetInput(classes);
-  budget->SetBackend(backend);
-  budget->MultiLabelOn();
-  budget->SetMemoryBudget(1000);
-  ok = Refused([&]() { budget->Update(); }, "not labeled in slabs", "memory budget") && ok;
-  budget->SetMemoryBudget(0);
-  budget->Update(); // and the same filter labels once the budget is gone
-  ok = ok && budget->GetObjectCount() > 0;
+  narrow->OutputClassValuesOff(); // and the same filter labels once its output holds what it writes
+  narrow->Update();
+  ok = ok && narrow->GetObjectCount() > 0;
+  return ok;
+}
+
+/** MemoryBudget 1: one plane per slab, so that every plane is a cut where classes meet, join and part. */
+template <unsigned D>
+bool
+SlabsCase(Backend backend)
+{
+  using InputType = Image<unsigned char, D>;
+  using LabelType = Image<unsigned int, D>;
+  bool          ok = true;
+  std::uint32_t seed = 808;
+  for (const auto & size : Sizes<D>())
+  {
+    if (size[D - 1] < 2)
+    {
+      continue; // one plane: no cut
+    }
+    for (const double density : { 0.5, 0.9 })
+    {
+      const auto image = MakeClassMap<InputType>(size, density, 2, ++seed, { 1, 2, 9 });
+      for (const bool fully : { false, true })
+      {
+        std::ostringstream what;
+        what << D << "D " << size << " d " << density << " fully " << fully << " in slabs";
+        auto filter = CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::New();
+        filter->SetInput(image);
+        filter->SetBackend(backend);
+        filter->SetFullyConnected(fully);
+        filter->MultiLabelOn();
+        filter->SetMemoryBudget(1);
+        filter->Update();
+        const auto expected = NumberTogether<LabelType>(
+          PerClassReference<InputType, InputType>(image, nullptr, fully, 0, 0), image, false);
+        ok = ok && filter->GetNumberOfSlabs() == size[D - 1] &&
+             SameImage(filter->GetOutput(), expected.GetPointer(), what.str()) &&
+             FeaturesMatchBruteForce(filter.GetPointer(), what.str()) &&
+             SameShapeAttributes(filter.GetPointer(), expected.GetPointer(), what.str());
+        for (SizeValueType i = 0; ok && i < image->GetBufferedRegion().GetNumberOfPixels(); ++i)
+        {
+          const unsigned int l = filter->GetOutput()->GetBufferPointer()[i];
+          ok = l == 0 || filter->GetComponentFeatures()[l - 1].ClassValue == image->GetBufferPointer()[i];
+        }
+        // The largest component of each class, written back as its class.
+        filter->PerClassOn();
+        filter->SetNumberOfObjectsToKeep(1);
+        filter->OutputClassValuesOn();
+        filter->Update();
+        const auto kept = PerClassReference<InputType, InputType>(image, nullptr, fully, 1, 0);
+        auto       cleaned = LabelType::New();
+        cleaned->CopyInformation(image);
+        cleaned->SetRegions(image->GetLargestPossibleRegion());
+        cleaned->Allocate();
+        for (std::size_t i = 0; i < kept.size(); ++i)
+        {
+          cleaned->GetBufferPointer()[i] = static_cast<unsigned int>(kept[i].first);
+        }
+        ok = ok && SameImage(filter->GetOutput(), cleaned.GetPointer(), what.str() + " cleaned");
+        if (!ok)
+        {
+          std::cerr << what.str() << ": failed (" << filter->GetNumberOfSlabs() << " slabs)" << std::endl;
+          return false;
+        }
+      }
+    }
+  }
   return ok;
 }
 
@@ -607,6 +669,7 @@ itkCudaConnectedComponentAnalysisMultiLabelTest(int argc, char * argv[])
         } },
       { "perclass", [](Backend b) { return PerClassCase<2>(b) && PerClassCase<3>(b); } },
       { "refusals", RefusalsCase },
+      { "slabs", [](Backend b) { return SlabsCase<2>(b) && SlabsCase<3>(b); } },
       { "real", [](Backend b) { return RealImageCase<3>(b, g_Volume) && RealImageCase<2>(b, g_Slice); } },
       { "automatic", AutomaticCase } });
 }

@@ -895,7 +895,6 @@ MultiLabelCase()
     { 1, "--class-values needs --multilabel", { input, "--class-values" } },
     { 1, "takes no threshold", { input, "--multilabel", "--lower", "1" } },
     { 1, "takes no threshold", { input, "--multilabel", "--upper", "300" } },
-    { 1, "--memory-budget does not apply", { input, "--multilabel", "--memory-budget", "100000" } },
     { 3, "need an integer pixel type", { f("classes-float.nii.gz"), "--multilabel" } },
     // -7 and 300 are no uint8
     { 5, "does not fit in the label type uint8", { input, "--multilabel", "--class-values", "--label-type", "uint8" } },

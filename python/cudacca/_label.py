@@ -167,7 +167,7 @@ def label(
         set of pixels of the same non-zero value (cc3d's multi-label mode; ITK's ScalarConnectedComponentImageFilter
         with a distance of 0), and the table gets a "class" column (the input's dtype; int64 for PyTorch). Both
         engines label it, GPU arrays where they are, Dask arrays chunk by chunk (pieces of one class joined across
-        the chunks' faces); background must be 0, no memory budget.
+        the chunks' faces); background must be 0.
     per_class: with multilabel, keep_largest keeps the N largest components of each class (nnU-Net's "largest
         component per class"); min_size and min_physical_size act per component either way.
     class_values: with multilabel, the returned image holds each kept component's class instead of its label --

@@ -118,8 +118,15 @@ def test_multilabel_refusals():
         cudacca.label(image.astype(np.float32), multilabel=True, backend="cpu")
     with pytest.raises(Exception, match="does not fit the output pixel type"):
         cudacca.label(image, multilabel=True, class_values=True, dtype=np.uint8, backend="cpu")
-    with pytest.raises(Exception, match="not labeled in slabs"):
-        cudacca.label(image, multilabel=True, memory_budget=1000, backend="cpu")
+    # a memory budget cuts the class map into slabs (here one row each): the same labels and table
+    whole = cudacca.label(image, multilabel=True, return_table=True, properties="all", backend="cpu")
+    slabs = cudacca.label(image, multilabel=True, return_table=True, properties="all", backend="cpu", memory_budget=1)
+    from cudacca import _label
+
+    assert _label._analysis().number_of_slabs == image.shape[0]  # one row per slab: every row a cut
+    np.testing.assert_array_equal(slabs[0], whole[0])
+    for k in whole[1]:
+        np.testing.assert_allclose(slabs[1][k], whole[1][k], rtol=1e-12, atol=1e-12, err_msg=k)
     # the same image labelled once the options are right
     cleaned = cudacca.label(image, multilabel=True, class_values=True, backend="cpu")
     np.testing.assert_array_equal(cleaned, image)  # nothing removed: the segmentation itself
