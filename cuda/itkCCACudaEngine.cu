@@ -578,9 +578,13 @@ CudaEngine::GetWorstCaseBytesPerPixel(const Request & request) const
   const double pixels = static_cast<double>(ScalarKindSize(request.inputKind)) +
                         (request.mask ? static_cast<double>(ScalarKindSize(request.maskKind)) : 0.0) + 0.25;
   const double sums = (request.computeShapeSums ? NumberOfSums : SumProducts0) * 8.0 + 6 * 4.0;
-  const double perComponent = sums + 8.0 + (request.hostFeatures ? 0.0 : 11 * 8.0);
-  const double perRun = 5 * 4.0 + 8 * 4.0;
-  return pixels + (perRun + perComponent) / 2 + 8.0;
+  // Multi-label input: every pixel a run and a component (neighbors of other values), each with its class, and the
+  // value breaks' bitmask.
+  const double classes = request.multiLabel ? 8.0 : 0.0;
+  const double perComponent = sums + 8.0 + (request.hostFeatures ? 0.0 : 11 * 8.0) + classes;
+  const double perRun = 5 * 4.0 + 8 * 4.0 + classes;
+  const double runsPerPixel = request.multiLabel ? 1.0 : 0.5;
+  return pixels + (request.multiLabel ? 0.125 : 0.0) + (perRun + perComponent) * runsPerPixel + 8.0;
 }
 
 const unsigned long long *
