@@ -337,6 +337,96 @@ def zarr_rows(args):
     return 1 if any("error" in r for r in report["zarr"]) else 0
 
 
+def class_map(side, classes, seed):
+    """A segmentation-like volume: 8³ blocks each of one of `classes` classes (0, background, as likely as any
+    class), so that a class's blocks touch into components of every size, and 1 % of the voxels flipped to a
+    random class (islands): what "keep the largest component of each class" cleans."""
+    rng = np.random.default_rng(seed)
+    coarse = rng.integers(0, classes + 1, size=(-(-side // 8),) * 3, dtype=np.int64)
+    image = np.repeat(np.repeat(np.repeat(coarse, 8, 0), 8, 1), 8, 2)[:side, :side, :side]
+    flip = rng.random(image.shape) < 0.01
+    image[flip] = rng.integers(1, classes + 1, size=int(flip.sum()))
+    dtype = np.uint8 if classes < 256 else np.uint16
+    return np.ascontiguousarray(image.astype(dtype))
+
+
+def multiclass_rows(args):
+    """Issue 23's row: the largest component of each class of a --size3d³ volume of --classes classes, written
+    back as the class (nnU-Net's post-processing), by cudacca (one multi-label pass), cc3d (a largest_k loop over
+    the classes, as users write it, and its multi-label labeling + statistics) and MONAI's
+    KeepLargestConnectedComponent where installed. Each result's kept voxels per class must agree."""
+    import cc3d
+
+    side, classes = args.size3d, args.classes
+    image = class_map(side, classes, 5)
+    full = args.connectivity == "full"
+    conn = 26 if full else 6
+    values = np.unique(image)
+    values = values[values != 0]
+
+    def ours():
+        return cudacca.label(image, connectivity=args.connectivity, multilabel=True, per_class=True, keep_largest=1,
+                             class_values=True)
+
+    def cc3d_loop():
+        out = np.zeros_like(image)
+        for c in values:
+            out[cc3d.largest_k(image == c, k=1, connectivity=conn, binary_image=True) > 0] = c
+        return out
+
+    def cc3d_multilabel():
+        labels = cc3d.connected_components(image, connectivity=conn)
+        counts = cc3d.statistics(labels)["voxel_counts"]
+        first = np.zeros(len(counts), np.int64)  # each label's class, from one of its voxels
+        flat = labels.ravel()
+        first[flat] = image.ravel()
+        keep = np.zeros(len(counts), bool)
+        for c in values:
+            members = np.flatnonzero(first == c)
+            members = members[members != 0]
+            if members.size:
+                keep[members[np.argmax(counts[members])]] = True
+        return np.where(keep[labels], image, 0).astype(image.dtype)
+
+    def monai():
+        from monai.transforms import KeepLargestConnectedComponent
+
+        transform = KeepLargestConnectedComponent(applied_labels=[int(c) for c in values], is_onehot=False,
+                                                  independent=True, connectivity=3 if full else 1)
+        return np.asarray(transform(image[None]))[0]
+
+    row = {"image": f"3D {side}³, {classes} classes, 8³ blocks + 1 % islands", "pixels": int(image.size),
+           "backend": None}
+    reference = None
+    for name, fn in (("cudacca", ours), ("cc3d largest_k loop", cc3d_loop), ("cc3d multilabel", cc3d_multilabel),
+                     ("monai", monai)):
+        try:
+            seconds, out = best(fn, 1 if name != "cudacca" else args.repeat, warmup=name == "cudacca")
+        except Exception as e:  # a library missing or failing: said in the report
+            row[name] = {"error": f"{type(e).__name__}: {e}"[:200]}
+            continue
+        kept = np.bincount(out.ravel(), minlength=int(values.max()) + 1)[1:]
+        row[name] = {"seconds": seconds}
+        if reference is None:
+            reference = kept
+        elif not np.array_equal(kept, reference):
+            row[name]["error"] = "kept voxels per class differ from cudacca's"
+        if name == "cudacca":
+            row["backend"] = cudacca.last_backend()[1]
+    print(f"{row['image']} ({row['backend']}):", flush=True)
+    for name in ("cudacca", "cc3d largest_k loop", "cc3d multilabel", "monai"):
+        r = row[name]
+        if "seconds" in r:
+            extra = "" if name == "cudacca" else f"  cudacca {r['seconds'] / row['cudacca']['seconds']:.1f}x faster"
+            print(f"  {name:20s} {r['seconds']:8.3f} s{extra}{'  ' + r['error'] if 'error' in r else ''}", flush=True)
+        else:
+            print(f"  {name:20s} {r['error']}", flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"multiclass": row}, f, indent=1)
+    return 1 if any("seconds" in r and "error" in r for r in row.values() if isinstance(r, dict)) else 0
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m cudacca.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -358,11 +448,17 @@ def main(argv=None):
     p.add_argument("--zarr", action="store_true",
                    help="instead: a --size3d³ Zarr volume through cudacca's Dask path and dask-image's ndmeasure.label")
     p.add_argument("--zarr-chunk", type=int, default=128, help="the Zarr volume's chunk side (default 128)")
+    p.add_argument("--multiclass", action="store_true",
+                   help="instead: the largest component of each class of a --size3d³ multi-class volume (issue 23), "
+                        "against cc3d and MONAI")
+    p.add_argument("--classes", type=int, default=100, help="--multiclass: the number of classes (default 100)")
     args = p.parse_args(argv)
     if args.latency:
         return latency(args)
     if args.zarr:
         return zarr_rows(args)
+    if args.multiclass:
+        return multiclass_rows(args)
     if args.quick:
         args.size2d, args.size3d = 512, 64
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
