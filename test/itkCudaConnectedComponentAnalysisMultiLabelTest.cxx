@@ -201,6 +201,22 @@ NumberTogether(const std::vector<ClassComponent> & reference, const ImageBase<TL
   return out;
 }
 
+/** The cleaned segmentation the reference describes: each kept pixel's class, 0 elsewhere. */
+template <typename TLabelImage>
+typename TLabelImage::Pointer
+ClassImage(const std::vector<ClassComponent> & reference, const ImageBase<TLabelImage::ImageDimension> * like)
+{
+  auto out = TLabelImage::New();
+  out->CopyInformation(like);
+  out->SetRegions(like->GetLargestPossibleRegion());
+  out->Allocate();
+  for (std::size_t i = 0; i < reference.size(); ++i)
+  {
+    out->GetBufferPointer()[i] = static_cast<typename TLabelImage::PixelType>(reference[i].first);
+  }
+  return out;
+}
+
 /** Whether `a` and `b` are the same partition of the pixels into components (labels up to renaming; 0 in both
  * the same pixels). */
 template <typename TImage>
@@ -395,14 +411,7 @@ PerClassCase(Backend backend)
                      FeaturesMatchBruteForce(numbered.GetPointer(), what.str());
                 // The cleaned segmentation: the class of each kept pixel, 0 elsewhere.
                 const auto cleaned = run(true);
-                auto       expectedClasses = LabelType::New();
-                expectedClasses->CopyInformation(image);
-                expectedClasses->SetRegions(image->GetLargestPossibleRegion());
-                expectedClasses->Allocate();
-                for (std::size_t i = 0; i < reference.size(); ++i)
-                {
-                  expectedClasses->GetBufferPointer()[i] = static_cast<unsigned int>(reference[i].first);
-                }
+                const auto expectedClasses = ClassImage<LabelType>(reference, image);
                 ok = ok && SameImage(cleaned->GetOutput(), expectedClasses.GetPointer(), what.str() + " class values") &&
                      cleaned->GetObjectCount() == numbered->GetObjectCount();
                 if (!ok)
@@ -528,15 +537,8 @@ SlabsCase(Backend backend)
         filter->SetNumberOfObjectsToKeep(1);
         filter->OutputClassValuesOn();
         filter->Update();
-        const auto kept = PerClassReference<InputType, InputType>(image, nullptr, fully, 1, 0);
-        auto       cleaned = LabelType::New();
-        cleaned->CopyInformation(image);
-        cleaned->SetRegions(image->GetLargestPossibleRegion());
-        cleaned->Allocate();
-        for (std::size_t i = 0; i < kept.size(); ++i)
-        {
-          cleaned->GetBufferPointer()[i] = static_cast<unsigned int>(kept[i].first);
-        }
+        const auto cleaned =
+          ClassImage<LabelType>(PerClassReference<InputType, InputType>(image, nullptr, fully, 1, 0), image);
         ok = ok && SameImage(filter->GetOutput(), cleaned.GetPointer(), what.str() + " cleaned");
         if (!ok)
         {
@@ -612,15 +614,8 @@ RealImageCase(Backend backend, const std::string & fileName)
     filter->SetNumberOfObjectsToKeep(1);
     filter->OutputClassValuesOn();
     filter->Update();
-    const auto kept = PerClassReference<InputType, InputType>(image, nullptr, fully, 1, 0);
-    auto       cleaned = LabelType::New();
-    cleaned->CopyInformation(image);
-    cleaned->SetRegions(image->GetLargestPossibleRegion());
-    cleaned->Allocate();
-    for (std::size_t i = 0; i < kept.size(); ++i)
-    {
-      cleaned->GetBufferPointer()[i] = static_cast<unsigned int>(kept[i].first);
-    }
+    const auto cleaned =
+      ClassImage<LabelType>(PerClassReference<InputType, InputType>(image, nullptr, fully, 1, 0), image);
     ok = ok && filter->GetObjectCount() == 4 && SameImage(filter->GetOutput(), cleaned.GetPointer(), what + " cleaned");
   }
   return ok;
