@@ -4,11 +4,13 @@
 set(CCA_ENGINE_SOURCES
   src/itkCudaConnectedComponentAnalysisEngine.cxx
   src/itkCCAShapeAttributes.cxx
+  src/itkCCAIntensityStatistics.cxx
   src/itkCCAComponentSelection.cxx
   src/itkCCAEngine.cxx
   src/itkCCACPUEngine.cxx
   src/itkCCACPUEngineLabeling.cxx
   src/itkCCACPUEngineFeatures.cxx
+  src/itkCCACPUEngineIntensity.cxx
   src/itkCCACPUEngineLines.cxx
   src/itkCCASlabEngine.cxx
   src/itkCCASlabFaces.cxx
@@ -22,6 +24,7 @@ if(CCA_WITH_CUDA)
     cuda/itkCCACudaDevices.cu
     cuda/itkCCACudaStages.cu
     cuda/itkCCAMultiLabelStages.cu
+    cuda/itkCCAIntensityStages.cu
     cuda/itkCCABasicColumns.cu
     cuda/itkCCARunGrouping.cu
     cuda/itkCCAPinnedStaging.cu

@@ -22,6 +22,7 @@
 #include "itkCCACudaEngine.cuh"
 
 #include "itkCCACudaStages.cuh"
+#include "itkCCAIntensityStages.cuh"
 #include "itkCCARunGrouping.cuh"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
@@ -152,6 +153,11 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   m_UploadedNewIndex = nullptr;
   ValidateRequest(request, GetMaximumPixels() + 1, "32-bit");
   FeatureVariant & variant = Variant(request.featureAlgorithm);
+  if (request.feature && request.featureAlgorithm != FeatureAlgorithm::ConflictDetection)
+  {
+    throw Error(std::string("intensity statistics are computed with FLSL+CD only, not the ") +
+                FeatureAlgorithmName(request.featureAlgorithm) + " variant");
+  }
   if (request.multiLabel && request.featureAlgorithm != FeatureAlgorithm::ConflictDetection)
   {
     throw Error(std::string("multi-label input is labeled with FLSL+CD only, not the ") +
@@ -170,7 +176,9 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   m_MultiLabel = request.multiLabel;
   // Multi-label input takes the general path: its extra stages (value breaks, run and component classes) are
   // not in the small-image kernel.
-  const unsigned blocks = request.multiLabel ? 0u : SmallImageBlocks(request, variant);
+  // So does a feature image (the intensity stage).
+  m_Intensity.Clear();
+  const unsigned blocks = request.multiLabel || request.feature ? 0u : SmallImageBlocks(request, variant);
   // The same stages in two launches and one synchronization, where the image is small and the device takes it.
   if (blocks == 0 || !AnalyzeSmallImage(request, onDevice, blocks))
   {
@@ -216,6 +224,11 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
         m_ComponentClass.Reserve(m_NumberOfComponents * sizeof(long long), "the components' values");
         ClassifyComponents(
           m_RunClass.As<long long>(), m_Parent.As<std::uint32_t>(), m_ComponentClass.As<long long>(), numRuns, m_Stream, sms);
+      }
+      // 5c. With a feature image: each component's intensity sums.
+      if (request.feature)
+      {
+        MeasureIntensities(request, onDevice, numRuns);
       }
     }
     CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
@@ -365,6 +378,61 @@ CudaEngine::MeasureComponents(const Request & request, FeatureVariant & variant,
     CCA_CUDA_CHECK(cudaMemsetAsync(f.boundingBoxMax[0], 0, 3 * k * sizeof(std::uint32_t), m_Stream));
   }
   variant.LabelRunsAndMeasure(runs, f, request.computeShapeSums, request.computePerimeter);
+}
+
+void
+CudaEngine::MeasureIntensities(const Request & request, bool onDevice, std::uint32_t numRuns)
+{
+  const std::uint64_t k = m_NumberOfComponents;
+  const int           sms = m_Properties.multiProcessorCount;
+  const void *        feature = request.feature;
+  if (!onDevice)
+  {
+    const std::size_t bytes = request.NumberOfPixels() * ScalarKindSize(request.featureKind);
+    m_IntensityBuffers.feature.Reserve(bytes, "the feature image");
+    m_Staging.ToDevice(m_IntensityBuffers.feature.As<void>(), request.feature, bytes, m_Stream);
+    feature = m_IntensityBuffers.feature.As<void>();
+  }
+  // Each component's runs together, in raster order (the LabelMap's grouping, all components).
+  GroupRunsByComponent(m_Parent.As<std::uint32_t>(),
+                       m_RunBegin.As<std::uint32_t>(),
+                       m_RunEnd.As<std::uint32_t>(),
+                       m_RunRow.As<std::uint32_t>(),
+                       numRuns,
+                       nullptr,
+                       static_cast<std::uint32_t>(k),
+                       m_RunGrouping,
+                       m_Stream,
+                       sms);
+  const std::uint32_t * const boxMin[3] = { m_FeatureBoxes.As<std::uint32_t>(),
+                                            m_FeatureBoxes.As<std::uint32_t>() + k,
+                                            m_FeatureBoxes.As<std::uint32_t>() + 2 * k };
+  AccumulateIntensitySums(feature,
+                          request.featureKind,
+                          m_RunGrouping.firstRun.As<std::uint32_t>(),
+                          m_RunGrouping.begin.As<std::uint32_t>(),
+                          m_RunGrouping.length.As<std::uint32_t>(),
+                          m_RunGrouping.row.As<std::uint32_t>(),
+                          boxMin,
+                          k,
+                          m_Geometry,
+                          m_IntensityBuffers,
+                          m_Stream,
+                          sms);
+  // The sums to the host now: a few columns per component, wanted whenever a feature image is given.
+  m_Intensity.Resize(k);
+  m_Staging.ToHost(
+    m_Intensity.values.data(), m_IntensityBuffers.values.As<void>(), m_Intensity.values.size() * sizeof(double), m_Stream);
+  m_Staging.ToHost(m_Intensity.extremumIndex.data(),
+                   m_IntensityBuffers.extrema.As<void>(),
+                   m_Intensity.extremumIndex.size() * sizeof(std::uint64_t),
+                   m_Stream);
+}
+
+const IntensitySums &
+CudaEngine::GetIntensitySums() const
+{
+  return m_Intensity;
 }
 
 void

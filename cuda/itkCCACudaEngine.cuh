@@ -23,6 +23,7 @@
 // benchmark (itkCCACudaBenchmark.cu) through this header.
 
 #include "itkCCADeviceBuffer.cuh"
+#include "itkCCAIntensityStages.cuh"
 #include "itkCCARunGrouping.cuh"
 #include "itkCCAEngine.h"
 #include "itkCCAFeatureVariant.cuh"
@@ -55,6 +56,8 @@ public:
   Analyze(const Request & request) override;
   const std::vector<ComponentSums> &
   GetFeatures() const override;
+  const IntensitySums &
+  GetIntensitySums() const override;
   void
   WriteLabels(const LabelOutput & output) override;
   void
@@ -96,6 +99,10 @@ private:
   NumberComponents(std::uint32_t numRuns);
   void
   MeasureComponents(const Request & request, FeatureVariant & variant, const DeviceRuns & runs);
+  /** With a feature image (Request::feature): each component's intensity sums, to the host
+   * (itkCCAIntensityStages.cuh). */
+  void
+  MeasureIntensities(const Request & request, bool onDevice, std::uint32_t numRuns);
   /** The ComponentSums rows, made on the first GetFeatures() after an analysis (the LabelMap, the
    * post-processing): the Python table's columns never need them. */
   void
@@ -189,6 +196,8 @@ private:
   std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>> m_HostBoxes, m_HostRunBegin, m_HostRunLength,
     m_HostRunRow, m_HostFirstRun;
   RunGroupingBuffers m_RunGrouping;
+  IntensityBuffers   m_IntensityBuffers;
+  IntensitySums      m_Intensity; ///< the last analysis's (empty without a feature image)
 };
 
 } // namespace cuda

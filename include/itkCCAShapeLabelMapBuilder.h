@@ -23,10 +23,12 @@
 #include "itkLabelMap.h"
 #include "itkMultiThreaderBase.h"
 #include "itkShapeLabelObject.h"
+#include "itkStatisticsLabelObject.h"
 
 #include <algorithm>
 #include <functional>
 #include <thread>
+#include <type_traits>
 #include <typeinfo>
 #include <vector>
 
@@ -104,6 +106,17 @@ public:
   static constexpr unsigned int ImageDimension = LabelMapType::ImageDimension;
   using EngineType = CudaConnectedComponentAnalysisEngine;
 
+  /** Whether the objects take intensity statistics (StatisticsLabelObjects, or classes derived from them). */
+  static constexpr bool IsStatisticsLabelObject =
+    std::is_base_of<StatisticsLabelObject<LabelType, ImageDimension>, LabelObjectType>::value;
+
+  /** Where the objects' intensity statistics come from: the engine that analyzed a feature image. */
+  struct IntensitySource
+  {
+    const EngineType *   engine;
+    EngineType::Geometry geometry;
+  };
+
   /** Fills `labelMap` (whose geometry is already the image's, and which is empty) with one object per
    * component on `threader`'s work units, reporting to `progress`; `labelOf(k)` is the label of the k-th
    * component. The schedule (parallel blocks, insertion in label order beside them) is the compiled
@@ -116,7 +129,7 @@ public:
   Build(LabelMapType * labelMap, const EngineType::Lines & lines,
         const EngineType::ShapeAttributeCalculator & calculator, const EngineType::ShapeOptions & options,
         const TLabelOf & labelOf, MultiThreaderBase * threader, ProcessObject * progress,
-        const std::function<void()> & beforeFirstInsertion = {})
+        const std::function<void()> & beforeFirstInsertion = {}, const IntensitySource * intensity = nullptr)
   {
     const std::size_t numComponents = lines.firstLine.empty() ? 0 : lines.firstLine.size() - 1;
     const bool        factoryless = numComponents > 0 && !HasFactoryOverride();
@@ -131,7 +144,8 @@ public:
       EngineType::ShapeAttributes attributes;
       for (std::size_t k = first; k < last; ++k)
       {
-        objects[k - sliceFirst] = MakeObject(k, lines, calculator, options, labelOf, factoryless, attributes);
+        objects[k - sliceFirst] =
+          MakeObject(k, lines, calculator, options, labelOf, factoryless, attributes, intensity);
       }
     };
     steps.insertObjects = [&](std::size_t first, std::size_t last) {
@@ -237,7 +251,7 @@ private:
   static typename LabelObjectType::Pointer
   MakeObject(std::size_t k, const EngineType::Lines & lines, const EngineType::ShapeAttributeCalculator & calculator,
              const EngineType::ShapeOptions & options, const TLabelOf & labelOf, bool factoryless,
-             EngineType::ShapeAttributes & attributes)
+             EngineType::ShapeAttributes & attributes, const IntensitySource * intensity)
   {
     auto object = NewLabelObject(factoryless);
     object->SetLabel(static_cast<LabelType>(labelOf(k)));
@@ -252,11 +266,58 @@ private:
     }
     calculator.Compute(k, attributes);
     CopyAttributes(attributes, options, object);
+    if constexpr (IsStatisticsLabelObject)
+    {
+      if (intensity)
+      {
+        cca::IntensityStatistics statistics;
+        intensity->engine->ComputeIntensityStatistics(k, intensity->geometry, statistics);
+        CopyStatistics(statistics, object);
+      }
+    }
     if (CCAMemoryReserve::IsExhausted())
     {
       throw std::bad_alloc(); // here, not inside the next label object's constructor
     }
     return object;
+  }
+
+  /** StatisticsLabelMapFilter's attributes but the median and the histogram (not computed: ITK's are an
+   * approximation from bins over the whole feature image's range). */
+  static void
+  CopyStatistics(const cca::IntensityStatistics & s, LabelObjectType * object)
+  {
+    typename LabelObjectType::IndexType  minimumIndex;
+    typename LabelObjectType::IndexType  maximumIndex;
+    typename LabelObjectType::PointType  centerOfGravity;
+    typename LabelObjectType::VectorType principalMoments;
+    typename LabelObjectType::MatrixType principalAxes;
+    for (unsigned int i = 0; i < ImageDimension; ++i)
+    {
+      minimumIndex[i] = static_cast<IndexValueType>(s.minimumIndex[i]);
+      maximumIndex[i] = static_cast<IndexValueType>(s.maximumIndex[i]);
+      centerOfGravity[i] = s.centerOfGravity[i];
+      principalMoments[i] = s.weightedPrincipalMoments[i];
+      for (unsigned int j = 0; j < ImageDimension; ++j)
+      {
+        principalAxes[i][j] = s.weightedPrincipalAxes[i][j];
+      }
+    }
+    object->SetMinimum(s.minimum);
+    object->SetMaximum(s.maximum);
+    object->SetSum(s.sum);
+    object->SetMean(s.mean);
+    object->SetVariance(s.variance);
+    object->SetStandardDeviation(s.standardDeviation);
+    object->SetSkewness(s.skewness);
+    object->SetKurtosis(s.kurtosis);
+    object->SetMinimumIndex(minimumIndex);
+    object->SetMaximumIndex(maximumIndex);
+    object->SetCenterOfGravity(centerOfGravity);
+    object->SetWeightedPrincipalMoments(principalMoments);
+    object->SetWeightedPrincipalAxes(principalAxes);
+    object->SetWeightedElongation(s.weightedElongation);
+    object->SetWeightedFlatness(s.weightedFlatness);
   }
 
   static void

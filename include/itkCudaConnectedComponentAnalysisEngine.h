@@ -123,6 +123,16 @@ public:
   std::unique_ptr<ShapeAttributeCalculator>
   MakeShapeAttributeCalculator(const Geometry & geometry, const ShapeOptions & options, const Lines & lines) const;
 
+  /** Whether the last Analyze() had a feature image (Request::feature) and found components: then
+   * ComputeIntensityStatistics() gives each (kept) component's StatisticsLabelObject attributes. */
+  bool
+  HasIntensityStatistics() const;
+
+  /** The intensity statistics of the k-th (kept) component of the last Analyze() (itkCCATypes.h: all of
+   * StatisticsLabelMapFilter's but the median and the histogram). Thread-safe. */
+  void
+  ComputeIntensityStatistics(std::uint64_t k, const Geometry & geometry, cca::IntensityStatistics & statistics) const;
+
   /** Engines outlive their facade: a destroyed filter's engine (its device and page-locked buffers, its host
    * tables) serves the next filter of the same backend, device and thread count. This frees the kept ones. */
   static void

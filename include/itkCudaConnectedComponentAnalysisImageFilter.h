@@ -255,6 +255,35 @@ public:
   /** The number of components labeled before the post-processing removed any (after Update()). */
   itkGetConstMacro(OriginalObjectCount, SizeValueType);
 
+  /** The feature image (optional; issue 23): an image of the input's dimension, size and geometry, of any scalar
+   * pixel type (dispatched at run time, so that one wrapped filter takes CT's short and PET's float alike).
+   * With one, the engine sums each component's feature values in the labeling pass (on the GPU with the CUDA
+   * engine): StatisticsLabelMapFilter's attributes, equal to LabelImageToStatisticsLabelMapFilter's but for
+   * the median and the histogram, which are not computed (ITK takes them from bins over the whole feature
+   * image's range, an approximation). They fill the LabelMap where its objects are StatisticsLabelObjects
+   * (the wrapped type), and GetIntensityFeatureTable() in any case. Not with a MemoryBudget. */
+  void
+  SetFeatureImage(const ImageBase<ImageDimension> * image)
+  {
+    this->ProcessObject::SetInput("FeatureImage", const_cast<ImageBase<ImageDimension> *>(image));
+  }
+  const ImageBase<ImageDimension> *
+  GetFeatureImage() const
+  {
+    return itkDynamicCastInDebugMode<const ImageBase<ImageDimension> *>(this->ProcessObject::GetInput("FeatureImage"));
+  }
+
+  /** The intensity statistics of the last Update()'s components (a feature image), one row per component in label
+   * order, columns named by GetIntensityFeatureTableColumnNames(): Label, Minimum, Maximum, Sum, Mean,
+   * StandardDeviation, Variance, Skewness, Kurtosis, CenterOfGravity-i (the physical point), WeightedElongation,
+   * WeightedFlatness, MinimumIndex-i, MaximumIndex-i. Throws where the last Update() had no feature image. */
+  vnl_matrix<double>
+  GetIntensityFeatureTable() const;
+
+  /** The column names of GetIntensityFeatureTable(), separated by single spaces. */
+  static std::string
+  GetIntensityFeatureTableColumnNames();
+
   /** The LabelMap of ShapeLabelObjects (the output named "LabelMap"). */
   LabelMapType *
   GetLabelMap()
@@ -441,6 +470,11 @@ private:
   /** The image's geometry for the LabelMap's lines and attributes. */
   EngineType::Geometry
   MakeGeometry(const RegionType & region) const;
+
+  /** The feature image's buffer and pixel kind into `request`, where it is an itk::Image of one of TPixels. */
+  template <typename... TPixels>
+  static bool
+  FeatureBuffer(const ImageBase<ImageDimension> * feature, EngineType::Request & request);
 
   // GenerateData()'s stages, in order.
   /** What to analyze: the image, the sums the outputs need, the post-processing. */

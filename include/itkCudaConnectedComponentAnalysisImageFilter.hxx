@@ -88,6 +88,13 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   Superclass::VerifyInputInformation();
   const InputImageType * input = this->GetInput();
   const MaskImageType *  mask = this->GetMaskImage();
+  const ImageBase<ImageDimension> * feature = this->GetFeatureImage();
+  if (input && feature &&
+      feature->GetLargestPossibleRegion().GetSize() != input->GetLargestPossibleRegion().GetSize())
+  {
+    itkExceptionMacro(<< "The feature image's size " << feature->GetLargestPossibleRegion().GetSize()
+                      << " differs from the input image's size " << input->GetLargestPossibleRegion().GetSize());
+  }
   if (input && mask && mask->GetLargestPossibleRegion().GetSize() != input->GetLargestPossibleRegion().GetSize())
   {
     itkExceptionMacro(<< "The mask image's size " << mask->GetLargestPossibleRegion().GetSize()
@@ -113,6 +120,11 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   if (mask)
   {
     mask->SetRequestedRegion(input->GetLargestPossibleRegion());
+  }
+  auto * feature = const_cast<ImageBase<ImageDimension> *>(this->GetFeatureImage());
+  if (feature)
+  {
+    feature->SetRequestedRegion(input->GetLargestPossibleRegion());
   }
 }
 
@@ -193,7 +205,40 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     request.mask = mask->GetBufferPointer();
     request.maskKind = cca::ScalarKindOf<MaskPixelType>();
   }
+  if (const ImageBase<ImageDimension> * feature = this->GetFeatureImage())
+  {
+    if (feature->GetBufferedRegion() != region)
+    {
+      itkExceptionMacro(<< "The feature image's buffered region " << feature->GetBufferedRegion()
+                        << " is not the input's region " << region);
+    }
+    if (!FeatureBuffer<unsigned char, signed char, char, unsigned short, short, unsigned int, int, unsigned long,
+                       long, unsigned long long, long long, float, double>(feature, request))
+    {
+      itkExceptionMacro(<< "The feature image (" << feature->GetNameOfClass()
+                        << ") is not an itk::Image of a scalar pixel type");
+    }
+  }
   return request;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+template <typename... TPixels>
+bool
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::FeatureBuffer(
+  const ImageBase<ImageDimension> * feature,
+  EngineType::Request &             request)
+{
+  // The first pixel type the image is an itk::Image of.
+  return ([&]() {
+    const auto * image = dynamic_cast<const Image<TPixels, ImageDimension> *>(feature);
+    if (image)
+    {
+      request.feature = image->GetBufferPointer();
+      request.featureKind = cca::ScalarKindOf<TPixels>();
+    }
+    return image != nullptr;
+  }() || ...);
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -535,6 +580,67 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+std::string
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::GetIntensityFeatureTableColumnNames()
+{
+  std::string names = "Label Minimum Maximum Sum Mean StandardDeviation Variance Skewness Kurtosis";
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    names += " CenterOfGravity-" + std::to_string(d);
+  }
+  names += " WeightedElongation WeightedFlatness";
+  for (const char * attribute : { "MinimumIndex", "MaximumIndex" })
+  {
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      names += std::string(" ") + attribute + "-" + std::to_string(d);
+    }
+  }
+  return names;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+vnl_matrix<double>
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::GetIntensityFeatureTable() const
+{
+  if (!m_Engine.HasIntensityStatistics())
+  {
+    itkExceptionMacro(<< "The last Update() had no feature image: SetFeatureImage() first");
+  }
+  // The region analyzed: the whole output (EnlargeOutputRequestedRegion()).
+  const EngineType::Geometry geometry = this->MakeGeometry(this->GetOutput()->GetLargestPossibleRegion());
+  vnl_matrix<double> table(m_ComponentFeatures.size(), 11 + 3 * ImageDimension);
+  auto               row = [&](SizeValueType k) {
+    cca::IntensityStatistics s;
+    m_Engine.ComputeIntensityStatistics(k, geometry, s);
+    unsigned int c = 0;
+    table(k, c++) = static_cast<double>(m_ComponentFeatures[k].Label);
+    for (double value : { s.minimum, s.maximum, s.sum, s.mean, s.standardDeviation, s.variance, s.skewness, s.kurtosis })
+    {
+      table(k, c++) = value;
+    }
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      table(k, c++) = s.centerOfGravity[d];
+    }
+    table(k, c++) = s.weightedElongation;
+    table(k, c++) = s.weightedFlatness;
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      table(k, c++) = static_cast<double>(s.minimumIndex[d]);
+    }
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      table(k, c++) = static_cast<double>(s.maximumIndex[d]);
+    }
+  };
+  this->ForEachComponent(m_ComponentFeatures.size(), row);
+  return table;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 void
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::PrintSelf(
   std::ostream & os, Indent indent) const
@@ -565,6 +671,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   os << indent << "BackendDescription: " << m_BackendDescription << std::endl;
   os << indent << "ObjectCount: " << m_ObjectCount << std::endl;
   os << indent << "ComponentFeatures: " << m_ComponentFeatures.size() << " components" << std::endl;
+  os << indent << "FeatureImage: " << this->GetFeatureImage() << std::endl;
 }
 
 } // namespace itk

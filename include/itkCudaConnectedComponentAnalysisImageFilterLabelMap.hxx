@@ -108,7 +108,9 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   options.computeOrientedBoundingBox = m_ComputeOrientedBoundingBox;
   const auto          calculator = m_Engine.MakeShapeAttributeCalculator(geometry, options, lines);
   ProgressTransformer objectsProgress(0.4f, 1.0f, this);
-  CCAShapeLabelMapBuilder<LabelMapType>::Build(
+  using Builder = CCAShapeLabelMapBuilder<LabelMapType>;
+  const typename Builder::IntensitySource intensity{ &m_Engine, geometry };
+  Builder::Build(
     this->GetLabelMap(),
     lines,
     *calculator,
@@ -116,7 +118,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     [this](std::uint64_t k) { return this->LabelOf(k); },
     this->GetMultiThreader(),
     objectsProgress.GetProcessObject(),
-    [this]() { this->WaitForLabelMapCleared(); });
+    [this]() { this->WaitForLabelMapCleared(); },
+    m_Engine.HasIntensityStatistics() ? &intensity : nullptr);
   m_TimeSplit.BuildLabelMap = SecondsSince(start);
 }
 

@@ -107,6 +107,11 @@ CPUEngine::Analyze(const Request & request)
     {
       RecordClassValues(request);
     }
+    m_Intensity.Clear();
+    if (request.feature)
+    {
+      AccumulateIntensities(request);
+    }
   }
   catch (const std::bad_alloc &)
   {
@@ -122,6 +127,12 @@ const std::vector<ComponentSums> &
 CPUEngine::GetFeatures() const
 {
   return m_Features;
+}
+
+const IntensitySums &
+CPUEngine::GetIntensitySums() const
+{
+  return m_Intensity;
 }
 
 void

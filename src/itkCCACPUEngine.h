@@ -78,6 +78,9 @@ public:
   const std::vector<ComponentSums> &
   GetFeatures() const override;
 
+  const IntensitySums &
+  GetIntensitySums() const override;
+
   void
   WriteLabels(const LabelOutput & output) override;
 
@@ -175,6 +178,10 @@ private:
   void
   RecordClassValues(const Request & request);
 
+  /** With a feature image: each component's intensity sums (itkCCACPUEngineIntensity.cxx). */
+  void
+  AccumulateIntensities(const Request & request);
+
   /** The runs of any row, found from the block that asks (rows of other blocks are looked up). */
   RowRuns
   RunsOfAnyRow(const RowBlock & block, std::uint64_t row) const;
@@ -229,6 +236,7 @@ private:
   /** Union-find parent of each run while uniting; its component number after NumberComponents(). */
   Buffer<std::uint64_t>      m_Parent;
   std::vector<ComponentSums> m_Features;
+  IntensitySums              m_Intensity; ///< empty without a feature image
 };
 
 } // namespace cpu

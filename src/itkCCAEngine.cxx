@@ -63,6 +63,10 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
     throw Error(std::string("multi-label input must have an integer pixel type, not ") +
                 ScalarKindName(request.inputKind) + ": its values are the classes");
   }
+  if (request.feature && request.batchExtent != 0)
+  {
+    throw Error("intensity statistics (a feature image) are not computed for batches: analyze each image on its own");
+  }
   if (request.batchExtent != 0)
   {
     const std::uint64_t slowest = request.size[request.dimension - 1];

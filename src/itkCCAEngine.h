@@ -160,6 +160,10 @@ public:
   virtual const std::vector<ComponentSums> &
   GetFeatures() const = 0;
 
+  /** The intensity sums of the last Analyze() (Request::feature), in label order; empty without a feature image. */
+  virtual const IntensitySums &
+  GetIntensitySums() const = 0;
+
   /** Writes the label image of the last Analyze() (raster order, same size as the input). */
   virtual void
   WriteLabels(const LabelOutput & output) = 0;

@@ -49,35 +49,6 @@ namespace
 {
 
 
-/** vnl_symmetric_eigensystem's result, the way it computes it (EISPACK rs on the same numbers, so the
- * same bits), without its nine heap allocations per matrix, which dominated the LabelMap's attributes:
- * eigenvalues ascending, eigenvectors as the rows of `vectorsAsRows` (vnl's V transposed). */
-template <unsigned int D>
-void
-SymmetricEigensystem(const SquareMatrix<D> & m, std::array<double, 3> & values, SquareMatrix<D> & vectorsAsRows)
-{
-  double a[D * D]; // rs reads the lower triangle column-major; symmetric, so either order
-  for (unsigned int i = 0; i < D; ++i)
-  {
-    for (unsigned int j = 0; j < D; ++j)
-    {
-      a[j * D + i] = m[i][j];
-    }
-  }
-  double w[D];
-  double z[D * D];
-  // ierr (no convergence in 30 iterations) is ignored, as vnl_symmetric_eigensystem's constructor does.
-  SymmetricEigensystemRS(D, a, w, z);
-  for (unsigned int c = 0; c < D; ++c)
-  {
-    values[c] = w[c];
-    for (unsigned int r = 0; r < D; ++r)
-    {
-      vectorsAsRows[c][r] = z[c * D + r]; // vnl: V(r, c) = z[c·n + r]
-    }
-  }
-}
-
 template <unsigned int D>
 class ShapeAttributeCalculatorOf final : public cca::ShapeAttributeCalculator
 {

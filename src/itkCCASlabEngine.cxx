@@ -35,7 +35,7 @@ namespace cca
 bool
 CanCutIntoSlabs(const Request & request)
 {
-  return request.dimension >= 2 && !request.inputOnDevice && request.batchExtent == 0;
+  return request.dimension >= 2 && !request.inputOnDevice && request.batchExtent == 0 && !request.feature;
 }
 
 std::uint64_t
@@ -133,7 +133,9 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   ValidateRequest(request, UINT64_MAX, "64-bit");
   if (!CanCutIntoSlabs(request))
   {
-    throw Error("only host images of 2 or 3 dimensions, not batches, are labeled in slabs");
+    throw Error(request.feature ? "intensity statistics (a feature image) are not computed in slabs: the image must be "
+                                  "analyzed whole (no memory budget; the CPU engine takes images of any size)"
+                                : "only host images of 2 or 3 dimensions, not batches, are labeled in slabs");
   }
   m_Request = request;
   SlabPlan & plan = m_Faces.plan;

@@ -133,6 +133,12 @@ public:
   Analyze(const Request & request) override;
   const std::vector<ComponentSums> &
   GetFeatures() const override;
+  /** Empty: a feature image is not analyzed in slabs (AnalyzeInSlabs() refuses it). */
+  const IntensitySums &
+  GetIntensitySums() const override
+  {
+    return m_NoIntensity;
+  }
   void
   WriteLabels(const LabelOutput & output) override;
   void
@@ -168,6 +174,7 @@ private:
   Engine &                   m_Inner;
   unsigned                   m_NumberOfThreads;
   Request                    m_Request;
+  IntensitySums              m_NoIntensity;
   SlabFaces                  m_Faces;
   std::vector<std::uint64_t> m_MergedOf; ///< per global component id
   std::vector<ComponentSums> m_Sums;     ///< per merged component

@@ -18,6 +18,7 @@
 #ifndef itkCCASymmetricEigensystem_h
 #define itkCCASymmetricEigensystem_h
 
+#include <array>
 #include <cmath>
 
 // An ITK-free port of EISPACK's rs (eigenvalues and eigenvectors of a real symmetric matrix) as VXL's v3p
@@ -362,6 +363,35 @@ SymmetricEigensystemRS(long n, const double * a, double * w, double * z)
     }
   }
   return ierr;
+}
+
+/** vnl_symmetric_eigensystem's result, the way it computes it (EISPACK rs on the same numbers, so the
+ * same bits), without its nine heap allocations per matrix, which dominated the LabelMap's attributes:
+ * eigenvalues ascending, eigenvectors as the rows of `vectorsAsRows` (vnl's V transposed). */
+template <unsigned int D>
+void
+SymmetricEigensystem(const std::array<std::array<double, D>, D> & m, std::array<double, 3> & values, std::array<std::array<double, D>, D> & vectorsAsRows)
+{
+  double a[D * D]; // rs reads the lower triangle column-major; symmetric, so either order
+  for (unsigned int i = 0; i < D; ++i)
+  {
+    for (unsigned int j = 0; j < D; ++j)
+    {
+      a[j * D + i] = m[i][j];
+    }
+  }
+  double w[D];
+  double z[D * D];
+  // ierr (no convergence in 30 iterations) is ignored, as vnl_symmetric_eigensystem's constructor does.
+  SymmetricEigensystemRS(D, a, w, z);
+  for (unsigned int c = 0; c < D; ++c)
+  {
+    values[c] = w[c];
+    for (unsigned int r = 0; r < D; ++r)
+    {
+      vectorsAsRows[c][r] = z[c * D + r]; // vnl: V(r, c) = z[c·n + r]
+    }
+  }
 }
 
 } // namespace cca

@@ -24,6 +24,7 @@
 
 #include "itkCCAComponentSelection.h"
 #include "itkCCAEngine.h"
+#include "itkCCAIntensityStatistics.h"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
 #include "itkCCASlabEngine.h"
@@ -232,6 +233,8 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   bool                            selected{ false };
   cca::ComponentSelection         selection;
   std::vector<cca::ComponentSums> selectedSums;
+  cca::IntensitySums              selectedIntensity; ///< the kept components' intensity sums (a feature image)
+  bool                            hasIntensity{ false }; ///< the last Analyze() had a feature image
   /** A batch's (Request::batchExtent): its dimension, extent and number of images; the label table that
    * numbers each image's components from 1, made on the first WriteLabels() that asks for it. */
   unsigned                   batchDimension{ 0 };
@@ -296,6 +299,41 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   Sums() const
   {
     return selected ? selectedSums : Analyzed().GetFeatures();
+  }
+
+  const cca::IntensitySums &
+  Intensity() const
+  {
+    return selected ? selectedIntensity : Analyzed().GetIntensitySums();
+  }
+
+  /** selectedIntensity: the analysis's intensity sums of the kept components, in their new order. */
+  void
+  SelectIntensity()
+  {
+    const cca::IntensitySums & all = Analyzed().GetIntensitySums();
+    const std::uint64_t        k = all.numberOfComponents;
+    const std::uint64_t        kept = selection.order.size();
+    selectedIntensity.Clear();
+    if (k == 0)
+    {
+      return;
+    }
+    selectedIntensity.Resize(kept);
+    for (unsigned c = 0; c < cca::IntensitySums::NumberOfColumns; ++c)
+    {
+      for (std::uint64_t j = 0; j < kept; ++j)
+      {
+        selectedIntensity.values[c * kept + j] = all.values[c * k + selection.order[j]];
+      }
+    }
+    for (unsigned e = 0; e < 2; ++e)
+    {
+      for (std::uint64_t j = 0; j < kept; ++j)
+      {
+        selectedIntensity.extremumIndex[e * kept + j] = all.extremumIndex[e * k + selection.order[j]];
+      }
+    }
   }
 
   /** The engine for `backend` (never Automatic here), kept while backend, device and threads stay. */
@@ -375,6 +413,11 @@ struct CudaConnectedComponentAnalysisEngine::Internals
     if (planesPerSlab == UINT64_MAX)
     {
       planesPerSlab = cca::PlanesPerSlab(chosen, request);
+    }
+    if (request.feature && request.memoryBudget != 0)
+    {
+      throw cca::Error("intensity statistics (a feature image) are not computed in slabs: no memory budget with a "
+                       "feature image");
     }
     lastRequest = request;
     for (;;)
@@ -508,11 +551,13 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     in.restartReady = false;
     in.writeClassValues = request.multiLabel && r.postProcessing.writeClassValues;
     in.classKind = request.inputKind;
+    in.hasIntensity = request.feature != nullptr;
     in.selected = r.postProcessing.Active();
     if (!in.selected)
     {
       in.selection = cca::ComponentSelection();
       in.selectedSums = std::vector<cca::ComponentSums>();
+      in.selectedIntensity = cca::IntensitySums();
       if (in.writeClassValues)
       {
         in.StoreClassValues();
@@ -527,6 +572,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     {
       in.selectedSums[j] = sums[in.selection.order[j]];
     }
+    in.SelectIntensity();
     if (in.writeClassValues)
     {
       in.StoreClassValues();
@@ -624,6 +670,26 @@ CudaConnectedComponentAnalysisEngine::ComputeLines(const Geometry & geometry, Li
               m_Internals->numberOfThreads,
               lines);
     });
+  });
+}
+
+bool
+CudaConnectedComponentAnalysisEngine::HasIntensityStatistics() const
+{
+  return m_Internals->used != Backend::Automatic && m_Internals->hasIntensity;
+}
+
+void
+CudaConnectedComponentAnalysisEngine::ComputeIntensityStatistics(std::uint64_t k, const Geometry & geometry,
+                                                                 cca::IntensityStatistics & statistics) const
+{
+  Translated("computing the intensity statistics", [&]() {
+    const auto & sums = m_Internals->Sums();
+    if (k >= sums.size())
+    {
+      throw Error("component " + std::to_string(k) + " out of range");
+    }
+    cca::ComputeIntensityStatistics(sums[static_cast<std::size_t>(k)], m_Internals->Intensity(), k, geometry, statistics);
   });
 }
 

@@ -30,13 +30,13 @@ def _analysis():
 
 def _analyze(analysis, inp, image, mask, fully, backend, device, threads, min_size, min_physical_size, keep, sort,
              pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0, multilabel=False, per_class=False,
-             class_values=False):
+             class_values=False, intensity=None):
     """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
     count = analysis.run(image, mask, fully, backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
                          bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget), bool(multilabel),
-                         bool(per_class), bool(class_values))
+                         bool(per_class), bool(class_values), intensity)
     text = _core.take_warning()
     if text:
         warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=3)  # the user's call of label()/label_batch()
@@ -128,6 +128,7 @@ def label(
     multilabel=False,
     per_class=False,
     class_values=False,
+    intensity=None,
 ):
     """Labels the connected components of `image` and, with `return_table`, measures them.
 
@@ -172,6 +173,14 @@ def label(
         component per class"); min_size and min_physical_size act per component either way.
     class_values: with multilabel, the returned image holds each kept component's class instead of its label --
         the segmentation cleaned by min_size / keep_largest (dtype: the input's unless `dtype` says otherwise).
+    intensity: an intensity image of the image's shape, where the image is (any real scalar type: CT's int16, PET's
+        float32): each component's intensity statistics are summed in the labeling pass (on the GPU with the CUDA
+        engine) and added to the table: by default intensity_mean, intensity_min, intensity_max, intensity_stddev
+        (ITK's: the sample standard deviation, N - 1; scikit-image's intensity_std divides by N), intensity_sum and
+        centroid_weighted (ITK's center of gravity, a physical point), with "all" or by name also
+        intensity_variance (N - 1), intensity_skewness, intensity_kurtosis, weighted_principal_moments, weighted_principal_axes,
+        weighted_elongation, weighted_flatness -- ITK's LabelImageToStatisticsLabelMapFilter's values (its median
+        and histogram are not computed). Not for Dask arrays, and not with a memory_budget.
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
@@ -182,7 +191,11 @@ def label(
         raise ValueError("per_class and class_values need multilabel=True")
     if multilabel and background not in (None, 0):
         raise ValueError("multilabel: the background must be 0 (the classes are the non-zero values)")
+    if intensity is not None and not return_table:
+        raise ValueError("intensity: its statistics go to the table; pass return_table=True")
     if _dask.is_dask_array(image):
+        if intensity is not None:
+            raise ValueError("intensity: not for Dask arrays yet (label the chunks' statistics in memory)")
         # Chunk by chunk, joined at the chunks' faces (_dask.py): the labels lazily, the table computed.
         if image.ndim not in (1, 2, 3):
             raise ValueError(f"image: {image.ndim}-D; cudacca labels 1-D, 2-D and 3-D arrays")
@@ -221,8 +234,16 @@ def label(
             "backend='cpu' with an array on the GPU: the CPU engine cannot read GPU memory; "
             "copy it to the host first (e.g. .get() or .cpu()) or use backend='auto'/'cuda'"
         )
+    intensity_input = None
+    if intensity is not None:
+        intensity_input = _arrays.as_input(intensity, "intensity")
+        if intensity_input.shape != inp.shape:
+            raise ValueError(f"intensity: shape {intensity_input.shape} differs from the image's {inp.shape}")
+        if intensity_input.device != inp.device:
+            where = "host memory" if inp.device < 0 else f"CUDA device {inp.device}"
+            raise ValueError(f"intensity: must be where the image is ({where})")
     start, itk_spacing, origin, direction = _geometry(inp, spacing)
-    names = _table.resolve_properties(properties) if return_table else []
+    names = _table.resolve_properties(properties, intensity=intensity is not None) if return_table else []
     if multilabel and return_table:
         names.append(_table.CLASS)
     pixel_volume = float(np.prod(itk_spacing))
@@ -235,7 +256,8 @@ def label(
                      min_size, min_physical_size, keep, sort, pixel_volume,
                      _table.needs_shape_sums(names), _table.needs_perimeter(names),
                      memory_budget=_non_negative(memory_budget, "memory_budget"), multilabel=multilabel,
-                     per_class=per_class, class_values=class_values)
+                     per_class=per_class, class_values=class_values,
+                     intensity=intensity_input.array if intensity_input is not None else None)
 
     if class_values:
         # The cleaned segmentation keeps the classes' type; the engine refuses classes the dtype cannot hold.

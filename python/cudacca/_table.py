@@ -34,31 +34,44 @@ CLASS = "class"
 
 ALL = BASIC + SHAPE
 
+#: With an intensity image (label(intensity=...)): ITK's StatisticsLabelObject attributes (scikit-image's names where
+#: it has them), summed by the engine in the labeling pass. The first ones come by default, all with "all".
+INTENSITY_DEFAULT = ("intensity_mean", "intensity_min", "intensity_max", "intensity_stddev", "intensity_sum",
+                     "centroid_weighted")
+INTENSITY = INTENSITY_DEFAULT + ("intensity_variance", "intensity_skewness", "intensity_kurtosis",
+                                 "weighted_principal_moments", "weighted_principal_axes", "weighted_elongation",
+                                 "weighted_flatness")
+
 _PERIMETER = ("perimeter", "roundness", "perimeter_on_border_ratio")
 
 #: Columns of one value per axis (or more): always split, name-0 ... (also for 1-D images).
 _VECTOR = ("bbox", "centroid", "principal_moments", "principal_axes", "equivalent_ellipsoid_diameter",
-           "oriented_bounding_box_size", "oriented_bounding_box_origin")
+           "oriented_bounding_box_size", "oriented_bounding_box_origin", "centroid_weighted",
+           "weighted_principal_moments", "weighted_principal_axes")
 
 
-def resolve_properties(properties):
+def resolve_properties(properties, intensity=False):
     """The list of column groups asked for: "basic", "all", or names (groups such as "bbox" or split names
-    such as "bbox-0"; "label" is always there)."""
+    such as "bbox-0"; "label" is always there). With an intensity image the intensity columns are known too, and
+    come by default (INTENSITY_DEFAULT; "all": INTENSITY)."""
+    known_names = BASIC + SHAPE + ON_REQUEST + (INTENSITY if intensity else ())
     if properties is None or properties == "basic":
-        names = list(BASIC)
+        names = list(BASIC) + (list(INTENSITY_DEFAULT) if intensity else [])
     elif properties == "all":
-        names = list(ALL)
+        names = list(ALL) + (list(INTENSITY) if intensity else [])
     else:
         if isinstance(properties, str):
             properties = [properties]
         names = ["label"]
         for p in properties:
-            group = p.split("-")[0] if "-" in p and p.split("-")[0] in BASIC + SHAPE + ON_REQUEST else p
+            group = p.split("-")[0] if "-" in p and p.split("-")[0] in known_names else p
             if group in ("all", "basic"):
                 names.extend(ALL if group == "all" else BASIC)
                 continue
-            if group not in BASIC + SHAPE + ON_REQUEST:
-                known = ", ".join(BASIC + SHAPE + ON_REQUEST)
+            if group in INTENSITY and not intensity:
+                raise ValueError(f"property {p!r} needs an intensity image (label(..., intensity=...))")
+            if group not in known_names:
+                known = ", ".join(known_names)
                 raise ValueError(f"unknown property {p!r}; known: {known}")
             names.append(group)
     seen = []
@@ -122,7 +135,7 @@ def add_columns(table, arrays, names, ndim):
         a = arrays[name]
         if name not in _VECTOR:
             table[name] = a[0]
-        elif name == "principal_axes":
+        elif name in ("principal_axes", "weighted_principal_axes"):
             for m in range(ndim):
                 for c in range(ndim):
                     table[f"{name}-{m}-{c}"] = a[m * ndim + c]

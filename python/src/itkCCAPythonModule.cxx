@@ -146,7 +146,8 @@ public:
   Run(const Array & image, const std::optional<Array> & mask, bool fullyConnected, const std::string & backendName,
       int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
       double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent,
-      std::uint64_t memoryBudget, bool multiLabel, bool perClass, bool classValues)
+      std::uint64_t memoryBudget, bool multiLabel, bool perClass, bool classValues,
+      const std::optional<Array> & intensity)
   {
     m_Valid = false;
     itk::cca::Request r;
@@ -190,6 +191,26 @@ public:
       }
       r.mask = mask->data();
       r.maskKind = KindOf(mask->dtype(), "mask");
+    }
+    if (intensity)
+    {
+      if (intensity->ndim() != dims || !IsContiguous(*intensity))
+      {
+        throw nb::value_error("intensity: must be C-contiguous and have the image's shape");
+      }
+      for (std::size_t d = 0; d < dims; ++d)
+      {
+        if (intensity->shape(d) != image.shape(d))
+        {
+          throw nb::value_error("intensity: must have the image's shape");
+        }
+      }
+      if (DeviceOf(*intensity, "intensity") != where)
+      {
+        throw nb::value_error("intensity: must be on the image's device");
+      }
+      r.feature = intensity->data();
+      r.featureKind = KindOf(intensity->dtype(), "intensity");
     }
     r.fullyConnected = fullyConnected;
     r.postProcessing.minimumObjectSize = minSize;
@@ -470,7 +491,8 @@ NB_MODULE(_core, m)
          nb::arg("memory_budget") = 0,
          nb::arg("multi_label") = false,
          nb::arg("per_class") = false,
-         nb::arg("class_values") = false)
+         nb::arg("class_values") = false,
+         nb::arg("intensity").none() = nb::none())
     .def("write_labels",
          &Analysis::WriteLabels,
          nb::arg("out"),

@@ -52,7 +52,21 @@ enum class Field
   PrincipalAxes,
   EquivalentEllipsoidDiameter,
   OrientedBoundingBoxSize,
-  OrientedBoundingBoxOrigin
+  OrientedBoundingBoxOrigin,
+  // intensity statistics (a feature image, issue 23)
+  IntensityMinimum,
+  IntensityMaximum,
+  IntensitySum,
+  IntensityMean,
+  IntensityStandardDeviation,
+  IntensityVariance,
+  IntensitySkewness,
+  IntensityKurtosis,
+  CentroidWeighted,
+  WeightedPrincipalMoments,
+  WeightedPrincipalAxes,
+  WeightedElongation,
+  WeightedFlatness
 };
 
 struct FieldInfo
@@ -62,6 +76,7 @@ struct FieldInfo
   int          components; ///< 0: 1; -1: D; -2: 2D (bbox); -3: D x D
   bool         isFloat;
   bool         shape;
+  bool         intensity = false; ///< from the feature image's sums (IntensityStatistics)
 };
 
 constexpr FieldInfo Fields[] = {
@@ -84,6 +99,19 @@ constexpr FieldInfo Fields[] = {
   { "equivalent_ellipsoid_diameter", Field::EquivalentEllipsoidDiameter, -1, true, true },
   { "oriented_bounding_box_size", Field::OrientedBoundingBoxSize, -1, true, true },
   { "oriented_bounding_box_origin", Field::OrientedBoundingBoxOrigin, -1, true, true },
+  { "intensity_min", Field::IntensityMinimum, 0, true, false, true },
+  { "intensity_max", Field::IntensityMaximum, 0, true, false, true },
+  { "intensity_sum", Field::IntensitySum, 0, true, false, true },
+  { "intensity_mean", Field::IntensityMean, 0, true, false, true },
+  { "intensity_stddev", Field::IntensityStandardDeviation, 0, true, false, true },
+  { "intensity_variance", Field::IntensityVariance, 0, true, false, true },
+  { "intensity_skewness", Field::IntensitySkewness, 0, true, false, true },
+  { "intensity_kurtosis", Field::IntensityKurtosis, 0, true, false, true },
+  { "centroid_weighted", Field::CentroidWeighted, -1, true, false, true },
+  { "weighted_principal_moments", Field::WeightedPrincipalMoments, -1, true, false, true },
+  { "weighted_principal_axes", Field::WeightedPrincipalAxes, -3, true, false, true },
+  { "weighted_elongation", Field::WeightedElongation, 0, true, false, true },
+  { "weighted_flatness", Field::WeightedFlatness, 0, true, false, true },
 };
 
 const FieldInfo *
@@ -123,7 +151,8 @@ struct Target
 
 /** Writes component k's values of one field; c-th value at data[c * count + k]. */
 void
-Store(const Target & t, const ShapeAttributes & a, unsigned d, std::uint64_t count, std::uint64_t k)
+Store(const Target & t, const ShapeAttributes & a, const IntensityStatistics & s, unsigned d, std::uint64_t count,
+      std::uint64_t k)
 {
   double *        f = static_cast<double *>(t.data);
   std::int64_t *  i = static_cast<std::int64_t *>(t.data);
@@ -213,6 +242,57 @@ Store(const Target & t, const ShapeAttributes & a, unsigned d, std::uint64_t cou
         f[c * count + k] = a.orientedBoundingBoxOrigin[axis(c)];
       }
       break;
+    case Field::IntensityMinimum:
+      f[k] = s.minimum;
+      break;
+    case Field::IntensityMaximum:
+      f[k] = s.maximum;
+      break;
+    case Field::IntensitySum:
+      f[k] = s.sum;
+      break;
+    case Field::IntensityMean:
+      f[k] = s.mean;
+      break;
+    case Field::IntensityStandardDeviation:
+      f[k] = s.standardDeviation;
+      break;
+    case Field::IntensityVariance:
+      f[k] = s.variance;
+      break;
+    case Field::IntensitySkewness:
+      f[k] = s.skewness;
+      break;
+    case Field::IntensityKurtosis:
+      f[k] = s.kurtosis;
+      break;
+    case Field::CentroidWeighted: // ITK's center of gravity: a physical point
+      for (unsigned c = 0; c < d; ++c)
+      {
+        f[c * count + k] = s.centerOfGravity[axis(c)];
+      }
+      break;
+    case Field::WeightedPrincipalMoments: // ascending, as ITK
+      for (unsigned c = 0; c < d; ++c)
+      {
+        f[c * count + k] = s.weightedPrincipalMoments[c];
+      }
+      break;
+    case Field::WeightedPrincipalAxes:
+      for (unsigned m = 0; m < d; ++m)
+      {
+        for (unsigned c = 0; c < d; ++c)
+        {
+          f[(m * d + c) * count + k] = s.weightedPrincipalAxes[m][axis(c)];
+        }
+      }
+      break;
+    case Field::WeightedElongation:
+      f[k] = s.weightedElongation;
+      break;
+    case Field::WeightedFlatness:
+      f[k] = s.weightedFlatness;
+      break;
   }
 }
 
@@ -240,6 +320,7 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
   const std::uint64_t count = request.count;
   std::vector<Target> targets;
   bool                shape = false;
+  bool                intensity = false;
   for (const Column & c : request.columns)
   {
     const FieldInfo * f = Find(c.name);
@@ -252,7 +333,12 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
       throw Error("table: column '" + c.name + "' has the wrong size or type");
     }
     shape = shape || f->shape;
+    intensity = intensity || f->intensity;
     targets.push_back({ f, c.data });
+  }
+  if (intensity && !engine.HasIntensityStatistics())
+  {
+    throw Error("table: the intensity columns need an intensity image (label(..., intensity=...))");
   }
   if (targets.empty() || count == 0)
   {
@@ -266,9 +352,14 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
   const auto     calculator = engine.MakeShapeAttributeCalculator(request.geometry, request.options, lines);
   const unsigned threads = request.threads != 0 ? request.threads : std::max(1u, std::thread::hardware_concurrency());
   ParallelForRange(threads, count, 1u << 14, [&](std::uint64_t begin, std::uint64_t end) {
-    ShapeAttributes a;
+    ShapeAttributes     a;
+    IntensityStatistics s;
     for (std::uint64_t k = begin; k < end; ++k)
     {
+      if (intensity)
+      {
+        engine.ComputeIntensityStatistics(k, request.geometry, s);
+      }
       if (shape)
       {
         calculator->Compute(k, a);
@@ -279,7 +370,7 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
       }
       for (const Target & t : targets)
       {
-        Store(t, a, d, count, k);
+        Store(t, a, s, d, count, k);
       }
     }
   });

@@ -166,6 +166,60 @@ struct ComponentSums
 };
 
 
+/** Raw intensity sums of a feature image (issue 23), per component, as columns: what ITK's
+ * StatisticsLabelMapFilter accumulates over an object's pixels, in the engine's zero-based index space. Column c
+ * of component k is values[c * numberOfComponents + k]. The weighted index sums are taken relative to the
+ * component's bounding box minimum (ComponentSums::boundingBoxMin), so that they keep their precision far from
+ * the image's origin. Minimum and maximum follow ITK's `v <= min` and `v >= max` in raster order: where a value
+ * repeats, the last pixel in raster order gives the index. */
+struct IntensitySums
+{
+  enum Column : unsigned
+  {
+    Sum,        ///< Σv
+    Sum2,       ///< Σv²
+    Sum3,       ///< Σv³
+    Sum4,       ///< Σv⁴
+    Minimum,    ///< the smallest value (the feature type's largest where no value compares, NaN)
+    Maximum,    ///< the largest value
+    Weighted0,  ///< Σv·(x - x0), then y, z: x0 the bounding box's first index
+    Weighted1,
+    Weighted2,
+    Weighted00, ///< Σv·(x - x0)², then yy, zz, xy, xz, yz (ComponentSums::indexProductSum's order)
+    Weighted11,
+    Weighted22,
+    Weighted01,
+    Weighted02,
+    Weighted12,
+    NumberOfColumns
+  };
+  std::uint64_t       numberOfComponents = 0;
+  std::vector<double> values;
+  /** Component k's linear pixel index (x + sizeX·(y + sizeY·z)) of its minimum at [k], of its maximum at
+   * [numberOfComponents + k]. */
+  std::vector<std::uint64_t> extremumIndex;
+
+  double
+  Get(Column column, std::uint64_t k) const
+  {
+    return values[static_cast<std::size_t>(column * numberOfComponents + k)];
+  }
+  void
+  Resize(std::uint64_t k)
+  {
+    numberOfComponents = k;
+    values.resize(static_cast<std::size_t>(NumberOfColumns * k));
+    extremumIndex.resize(static_cast<std::size_t>(2 * k));
+  }
+  void
+  Clear()
+  {
+    numberOfComponents = 0;
+    values.clear();
+    extremumIndex.clear();
+  }
+};
+
 /** The one error hierarchy of the engines and their facade (the filter turns each into an
  * itk::ExceptionObject: OutOfMemory into itk::MemoryAllocationError). */
 class Error : public std::runtime_error
@@ -239,6 +293,11 @@ struct Request
    * of 0 and background 0 labels them, and records that value (ComponentSums::classValue). false: every
    * non-zero pixel is foreground, whatever its value (ConnectedComponentImageFilter). */
   bool multiLabel = false;
+  /** Optional (issue 23): a feature image of the input's size, in the input's memory (host, or the device with
+   * inputOnDevice): each component's intensity sums (IntensitySums) over its pixels' values. Not with batches or
+   * slabs (a memoryBudget). */
+  const void * feature = nullptr;
+  ScalarKind   featureKind = ScalarKind::Float32;
   /** Also accumulate the sums behind ITK's shape attributes (second moments, border counts). */
   bool computeShapeSums = false;
   /** Also count the perimeter intercepts (needs computeShapeSums). */
@@ -340,6 +399,28 @@ struct ShapeAttributes
   double                                                     feretDiameter = 0;          ///< with computeFeretDiameter
   std::array<double, MaxDimension> orientedBoundingBoxSize{ { 0, 0, 0 } };   ///< with computeOrientedBoundingBox
   std::array<double, MaxDimension> orientedBoundingBoxOrigin{ { 0, 0, 0 } }; ///< with computeOrientedBoundingBox
+};
+
+/** One component's StatisticsLabelObject attributes, as StatisticsLabelMapFilter computes them from a feature
+ * image (physical space), except the histogram and the median, which ITK takes from a histogram of bins
+ * spread over the whole feature image's range (an approximation) and which are not computed here. */
+struct IntensityStatistics
+{
+  double                                                     minimum = 0;
+  double                                                     maximum = 0;
+  double                                                     sum = 0;
+  double                                                     mean = 0;
+  double                                                     variance = 0;
+  double                                                     standardDeviation = 0;
+  double                                                     skewness = 0;
+  double                                                     kurtosis = 0;
+  std::array<std::int64_t, MaxDimension>                     minimumIndex{ { 0, 0, 0 } };
+  std::array<std::int64_t, MaxDimension>                     maximumIndex{ { 0, 0, 0 } };
+  std::array<double, MaxDimension>                           centerOfGravity{ { 0, 0, 0 } };
+  std::array<double, MaxDimension>                           weightedPrincipalMoments{ { 0, 0, 0 } };
+  std::array<std::array<double, MaxDimension>, MaxDimension> weightedPrincipalAxes{};
+  double                                                     weightedElongation = 0;
+  double                                                     weightedFlatness = 0;
 };
 
 /** The LabelMap's lines (the runs), grouped by component, each group in raster order: component k
