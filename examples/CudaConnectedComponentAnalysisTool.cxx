@@ -77,6 +77,16 @@ Classes (multi-label input, such as a segmentation of several organs):
   --class-values          with --multilabel: the label image holds each kept object's class instead of its
                           label, the input cleaned by --min-size / --keep (in the input's pixel type unless
                           --label-type says)
+Intensities (a second image measured inside the objects, such as the CT under a segmentation):
+  --intensity FILE        measure FILE's values in each object, into the tables (--csv or --json needed):
+                          intensity_min, intensity_max, intensity_sum, intensity_mean, intensity_stddev,
+                          intensity_variance, intensity_skewness, intensity_kurtosis, the intensity-weighted
+                          centroid centroid_weighted (physical, as Centroid: centroid_weighted_0, _1, _2 in
+                          the CSV) and the pixel indices of the minimum and maximum, intensity_min_index and
+                          intensity_max_index (as itk::LabelImageToStatisticsLabelMapFilter, without median
+                          and histogram). FILE: a scalar image of the input's size and geometry, read as
+                          double (exact for float and for integers up to 2^53). Not with --batch or
+                          --memory-budget: the image is analyzed whole
 Labeling:
   --connectivity C        face (4 in 2D, 6 in 3D; default) or full (8 in 2D, 26 in 3D); 4, 6, 8 and 26
                           are accepted too
@@ -123,19 +133,23 @@ complete: a failure leaves no partial file and the files it would have replaced 
 Exit codes:
   0  success (an image without foreground pixel too: 0 objects)
   1  bad command line (unknown option, bad value, --lower above --upper, unknown output format, an output
-     that would replace the input or the mask, --multilabel with --lower / --upper, --per-class or
-     --class-values without --multilabel)
-  2  cannot read the input or the mask (missing, unreadable, truncated or damaged, no ITK reader for it,
-     no DICOM series, a damaged slice or slices missing from the series)
+     that would replace the input, the mask or the intensity image, --multilabel with --lower / --upper,
+     --per-class or --class-values without --multilabel, --intensity with --batch or --memory-budget or
+     without --csv / --json)
+  2  cannot read the input, the mask or the intensity image (missing, unreadable, truncated or damaged, no
+     ITK reader for it, no DICOM series, a damaged slice or slices missing from the series)
   3  unsupported image: pixels that are not scalars (RGB, vector, complex), or not 2D / 3D; with
-     --multilabel, a floating-point pixel type (classes are integers)
+     --multilabel, a floating-point pixel type (classes are integers); an --intensity image that is not
+     scalar or not of the input's dimension
   4  with --fail-if-empty: no foreground pixel
   5  the label type cannot hold the number of objects, or with --class-values a class value (nothing is
      written)
-  6  any other failure (the filter or a writer failed; ITK's message is printed)
+  6  any other failure (the filter or a writer failed; ITK's message is printed): a mask or --intensity
+     image of another size or geometry than the input's among them
 
 Example: cca ct.nii.gz --lower 250 --connectivity full --min-size 10 --sort --output bones.nii.gz --csv bones.csv
          cca seg.nii.gz --multilabel --per-class --keep 1 --class-values --output cleaned.nii.gz --csv organs.csv
+         cca seg.nii.gz --multilabel --intensity ct.nii.gz --csv organs.csv
 )";
 }
 
@@ -255,6 +269,10 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     {
       flag();
       options.classValues = true;
+    }
+    else if (arg == "--intensity")
+    {
+      options.intensity = next();
     }
     else if (arg == "--connectivity")
     {
@@ -428,6 +446,25 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     throw UsageError(std::string(options.perClass ? "--per-class" : "--class-values") +
                      " needs --multilabel (the classes are the values of a multi-label input)");
   }
+  // The intensity statistics are summed over the image analyzed whole, into the tables: refused before any read
+  // where there is no whole image (--batch: several; --memory-budget: slabs) or no table to write them into.
+  if (!options.intensity.empty())
+  {
+    if (options.batch)
+    {
+      throw UsageError("--intensity takes one image (of the input's size): not with --batch");
+    }
+    if (options.memoryBudget != 0)
+    {
+      throw UsageError("--intensity needs the image analyzed whole, and --memory-budget would label it in slabs: "
+                       "drop one of them");
+    }
+    if (options.csv.empty() && options.json.empty())
+    {
+      throw UsageError("--intensity " + options.intensity +
+                       ": the intensity statistics are written into the tables: give --csv or --json");
+    }
+  }
   if (options.hasLower && options.hasUpper && options.lower > options.upper)
   {
     std::ostringstream message;
@@ -484,6 +521,11 @@ main(int argc, char * argv[])
     CheckOutputFormatHoldsDimension(options.output, input.dimension);
     std::vector<std::string> sources = input.files;
     sources.insert(sources.end(), maskFiles.begin(), maskFiles.end());
+    if (!options.intensity.empty())
+    {
+      const std::vector<std::string> intensityFiles = ProbeIntensity(options.intensity, input.dimension);
+      sources.insert(sources.end(), intensityFiles.begin(), intensityFiles.end());
+    }
     CheckOutputsAreNotInputs(options, sources);
     return RunTool(options, input);
   }

@@ -116,6 +116,7 @@ struct Options
   bool          multiLabel{ false };  ///< --multilabel: the input's (integer) values are classes, not thresholded
   bool          perClass{ false };    ///< --per-class: --keep N per class (with --multilabel)
   bool          classValues{ false }; ///< --class-values: the label image holds the class values (with --multilabel)
+  std::string   intensity; ///< --intensity: the feature image whose values the tables' intensity columns measure
 };
 
 /** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */
@@ -147,6 +148,11 @@ ProbeInput(const std::string & path, const Options & options, bool stackOfCases 
 /** The mask's files, its data checked whole as the input's. */
 std::vector<std::string>
 ProbeMask(const std::string & path);
+
+/** The --intensity image's files, its data checked whole as the input's; refuses (ExitUnsupported) one that is not
+ * scalar or not of the input's `dimension` (its size and geometry are the filter's to check). */
+std::vector<std::string>
+ProbeIntensity(const std::string & path, unsigned int dimension);
 
 /** Refuses (ExitUsage) a 3D image into a format that holds 2D images only (PNG, JPEG, BMP). */
 void
@@ -279,6 +285,7 @@ struct Report
   std::string                input;
   std::string                image;
   std::string                foreground;
+  std::string                intensity; ///< --intensity: the feature image
   std::string                connectivity;
   std::string                postProcessing;
   std::uint64_t              labeled{ 0 };

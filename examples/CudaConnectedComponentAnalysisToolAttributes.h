@@ -22,6 +22,9 @@
 
 #include "CudaConnectedComponentAnalysisTool.h"
 
+#include <algorithm>
+#include <sstream>
+
 namespace cca_tool
 {
 
@@ -90,6 +93,94 @@ AttributesOf(const TLabelObject & object, const Options & options, std::int64_t 
   }
   return row;
 }
+
+/** The --intensity columns, after the shape attributes: the filter's intensity statistics of an object (a row of
+ * GetIntensityFeatureTable()) under the tool's names, each found by the filter's column name
+ * (GetIntensityFeatureTableColumnNames()), not by position. Scalars intensity_min ... intensity_kurtosis, then the
+ * vectors centroid_weighted (physical, as Centroid), intensity_min_index and intensity_max_index (pixel indices). */
+class IntensityColumns
+{
+public:
+  /** `names`: the filter's column names, separated by spaces; `dimension`: the image's. */
+  IntensityColumns(const std::string & names, unsigned int dimension)
+    : m_Dimension(dimension)
+  {
+    std::istringstream       stream(names);
+    std::vector<std::string> columns;
+    for (std::string name; stream >> name;)
+    {
+      columns.push_back(name);
+    }
+    const auto column = [&columns, &names](const std::string & name) {
+      const auto found = std::find(columns.begin(), columns.end(), name);
+      if (found == columns.end())
+      {
+        throw ToolError(ExitFailure, "the filter's intensity table has no column " + name + " (" + names + ")");
+      }
+      return static_cast<std::size_t>(found - columns.begin());
+    };
+    m_Label = column("Label");
+    const std::pair<const char *, const char *> scalars[] = {
+      { "intensity_min", "Minimum" },       { "intensity_max", "Maximum" },           { "intensity_sum", "Sum" },
+      { "intensity_mean", "Mean" },         { "intensity_stddev", "StandardDeviation" }, { "intensity_variance", "Variance" },
+      { "intensity_skewness", "Skewness" }, { "intensity_kurtosis", "Kurtosis" }
+    };
+    for (const auto & s : scalars)
+    {
+      m_Attributes.push_back({ s.first, { column(s.second) }, false, false });
+    }
+    const std::pair<const char *, const char *> vectors[] = { { "centroid_weighted", "CenterOfGravity" },
+                                                              { "intensity_min_index", "MinimumIndex" },
+                                                              { "intensity_max_index", "MaximumIndex" } };
+    for (const auto & v : vectors)
+    {
+      Columns c{ v.first, {}, std::string(v.second) != "CenterOfGravity", true };
+      for (unsigned int d = 0; d < dimension; ++d)
+      {
+        c.columns.push_back(column(std::string(v.second) + "-" + std::to_string(d)));
+      }
+      m_Attributes.push_back(c);
+    }
+  }
+
+  /** The table's column of the label. */
+  std::size_t
+  LabelColumn() const
+  {
+    return m_Label;
+  }
+
+  /** The intensity attributes of the table's row `values` appended to `row`; `values` null: zeros (a layout row). */
+  void
+  Append(ObjectRow & row, const double * values) const
+  {
+    for (const Columns & c : m_Attributes)
+    {
+      Attribute a{ c.name, {}, {}, c.integer };
+      if (c.vector)
+      {
+        a.shape = { static_cast<std::size_t>(m_Dimension) };
+      }
+      for (std::size_t column : c.columns)
+      {
+        a.values.push_back(values ? values[column] : 0.0);
+      }
+      row.push_back(a);
+    }
+  }
+
+private:
+  struct Columns
+  {
+    std::string              name;
+    std::vector<std::size_t> columns;
+    bool                     integer; ///< pixel indices
+    bool                     vector;  ///< one column per axis: Name_0, Name_1, ... in the CSV
+  };
+  unsigned int         m_Dimension;
+  std::size_t          m_Label{ 0 };
+  std::vector<Columns> m_Attributes;
+};
 
 } // namespace cca_tool
 

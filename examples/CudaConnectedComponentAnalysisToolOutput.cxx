@@ -290,6 +290,12 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
     header["foreground"]["multiLabel"] = true;
     header["postProcessing"]["perClass"] = options.perClass;
   }
+  // Likewise only with --intensity: the image whose statistics the tables' intensity_* columns hold.
+  if (!options.intensity.empty())
+  {
+    report.intensity = options.intensity;
+    header["intensity"] = options.intensity;
+  }
 }
 
 void
@@ -303,6 +309,10 @@ PrintSummary(const Report & r)
   line("input") << r.input << std::endl;
   line("image") << r.image << std::endl;
   line("foreground") << r.foreground << std::endl;
+  if (!r.intensity.empty())
+  {
+    line("intensity") << r.intensity << " (statistics in the tables)" << std::endl;
+  }
   line("connectivity") << r.connectivity << std::endl;
   if (r.labeled == 0)
   {

@@ -158,6 +158,49 @@ ProbeMask(const std::string & path)
   return CheckImageFileComplete(path, *io);
 }
 
+/** The --intensity image's files, checked as the mask's; a non-scalar image would be read as its luminance and a
+ * file of another dimension cut or padded by ITK's reader without a word: both refused here, before any read. */
+std::vector<std::string>
+ProbeIntensity(const std::string & path, unsigned int dimension)
+{
+  if (!itksys::SystemTools::FileExists(path) || itksys::SystemTools::FileIsDirectory(path))
+  {
+    throw ToolError(ExitCannotRead,
+                    "the intensity image " + path + " does not exist (--intensity takes an image file)");
+  }
+  const auto io = itk::ImageIOFactory::CreateImageIO(path.c_str(), itk::IOFileModeEnum::ReadMode);
+  if (!io)
+  {
+    throw ToolError(ExitCannotRead,
+                    "Could not create IO object for reading the intensity image " + path +
+                      ": not an image format ITK can read (or a damaged file)");
+  }
+  try
+  {
+    io->SetFileName(path);
+    io->ReadImageInformation();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw ToolError(ExitCannotRead, "cannot read the intensity image " + path + ": " + e.GetDescription());
+  }
+  if (io->GetPixelType() != itk::IOPixelEnum::SCALAR || io->GetNumberOfComponents() != 1)
+  {
+    throw ToolError(ExitUnsupported,
+                    "--intensity " + path + " has " + itk::ImageIOBase::GetPixelTypeAsString(io->GetPixelType()) +
+                      " pixels of " + std::to_string(io->GetNumberOfComponents()) +
+                      " components; the intensity image needs a scalar pixel type");
+  }
+  if (io->GetNumberOfDimensions() != dimension)
+  {
+    throw ToolError(ExitUnsupported,
+                    "--intensity " + path + " is a " + std::to_string(io->GetNumberOfDimensions()) +
+                      "D image and the input " + std::to_string(dimension) +
+                      "D: the intensity image needs the input's size and geometry");
+  }
+  return CheckImageFileComplete(path, *io);
+}
+
 /** ITK's writers for 2D-only formats (PNG, JPEG, BMP) write a 3D image's first slice without a word, and
  * their SupportsDimension() cannot tell (ITK's NIfTI and TIFF IOs do not override it either): refuse those
  * by name for a 3D input, before the analysis. */

@@ -24,6 +24,8 @@
 // --multilabel is the exception: the classes are the input's values, so they reach the filter as they are, read
 // (exactly) as 64-bit integers whatever the file's integer type -- again one instantiation per dimension and label
 // type (uint32, or int64 for class values and images of 2^32 pixels or more), not one per pixel type.
+// --intensity's feature image is read as double whatever its file's type (exact for float and every integer up to
+// 2^53), for the same reason: the filter dispatches its pixel type at run time, and one type is enough.
 #include "CudaConnectedComponentAnalysisTool.h"
 #include "CudaConnectedComponentAnalysisToolAttributes.h"
 
@@ -44,6 +46,7 @@
 #include <system_error>
 #include <iostream>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 namespace cca_tool
@@ -140,6 +143,43 @@ ReadMask(const std::string & fileName, ProgressBar & bar)
   typename MaskImageType::Pointer mask = binary->GetOutput();
   mask->DisconnectPipeline();
   return mask;
+}
+
+/** The --intensity image, read as double (ProbeIntensity() has checked that it is scalar and of dimension D). */
+template <unsigned int D>
+typename itk::Image<double, D>::Pointer
+ReadIntensity(const std::string & fileName, ProgressBar & bar)
+{
+  using RealImageType = itk::Image<double, D>;
+  auto reader = itk::ImageFileReader<RealImageType>::New();
+  reader->SetFileName(fileName);
+  bar.Start("intensity");
+  bar.Watch(reader, 0.0, 1.0);
+  try
+  {
+    reader->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    throw ToolError(ExitCannotRead, "cannot read the intensity image " + fileName + ": " + e.GetDescription());
+  }
+  bar.Finish();
+  typename RealImageType::Pointer image = reader->GetOutput();
+  image->DisconnectPipeline();
+  return image;
+}
+
+/** Whether `a` and `b` have the same origin, spacing and direction within ImageToImageFilter's tolerances (the
+ * coordinates' relative to b's first spacing), as its VerifyInputInformation() compares them. */
+template <unsigned int D>
+bool
+SameSpace(const itk::ImageBase<D> * a, const itk::ImageBase<D> * b, double coordinateTolerance,
+          double directionTolerance)
+{
+  const double tolerance = coordinateTolerance * std::abs(b->GetSpacing()[0]);
+  return a->GetOrigin().GetVnlVector().is_equal(b->GetOrigin().GetVnlVector(), tolerance) &&
+         a->GetSpacing().GetVnlVector().is_equal(b->GetSpacing().GetVnlVector(), tolerance) &&
+         a->GetDirection().GetVnlMatrix().is_equal(b->GetDirection().GetVnlMatrix(), directionTolerance);
 }
 
 /** --multilabel reads the classes as this type: every integer pixel type's values but unsigned 64-bit ones above
@@ -278,11 +318,12 @@ WriteLabelImageAs(const TLabelImage * labels, const std::string & fileName, cons
 }
 
 /** Labels `input` (the foreground as 0 / 1 from the threshold `source`, or with --multilabel the classes as they
- * are, `source` null) and writes what was asked for. */
+ * are, `source` null) and writes what was asked for; with `intensity` (--intensity) the tables get its statistics. */
 template <typename TLabel, typename TInputImage>
 int
 Analyze(const TInputImage * input, itk::ProcessObject * source,
-        itk::Image<unsigned char, TInputImage::ImageDimension> * mask, const Options & options,
+        itk::Image<unsigned char, TInputImage::ImageDimension> * mask,
+        const itk::Image<double, TInputImage::ImageDimension> * intensity, const Options & options,
         const InputDescription & description, Json & header, Report & report, ProgressBar & bar)
 {
   constexpr unsigned int D = TInputImage::ImageDimension;
@@ -296,6 +337,10 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
   if (mask)
   {
     filter->SetMaskImage(mask);
+  }
+  if (intensity)
+  {
+    filter->SetFeatureImage(intensity);
   }
   filter->SetFullyConnected(options.fullyConnected);
   filter->SetMinimumObjectSize(options.minimumObjectSize);
@@ -322,7 +367,26 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
     bar.Watch(source, 0.0, 0.05);
   }
   bar.Watch(filter, source ? 0.05 : 0.0, 1.0);
-  filter->Update();
+  try
+  {
+    filter->Update();
+  }
+  catch (const itk::ExceptionObject & e)
+  {
+    // The filter's checks of the feature image said with the option that gave it: its size and no slabs (the
+    // filter's messages name the feature image), its geometry (ITK's "Inputs do not occupy the same physical space"
+    // names no input reliably: the feature image's when its geometry is not the input's). Any other failure as it is.
+    const std::string what = e.GetDescription();
+    if (intensity &&
+        (what.find("feature image") != std::string::npos ||
+         (what.find("same physical space") != std::string::npos &&
+          !SameSpace(
+            intensity, filter->GetInput(), filter->GetCoordinateTolerance(), filter->GetDirectionTolerance()))))
+    {
+      throw ToolError(ExitFailure, "--intensity " + options.intensity + ": " + what);
+    }
+    throw;
+  }
   bar.Finish();
   report.analyzeSeconds = SecondsSince(start);
 
@@ -412,6 +476,18 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
     const auto *           labelMap = filter->GetLabelMap();
     std::vector<ObjectRow> rows;
     rows.reserve(labelMap->GetNumberOfLabelObjects());
+    // --intensity: one row of statistics per component, in the features' (label) order.
+    std::unique_ptr<IntensityColumns> intensityColumns;
+    vnl_matrix<double>                intensityTable;
+    if (intensity)
+    {
+      intensityColumns = std::make_unique<IntensityColumns>(FilterType::GetIntensityFeatureTableColumnNames(), D);
+      intensityTable = filter->GetIntensityFeatureTable();
+      if (intensityTable.rows() != features.size())
+      {
+        throw ToolError(ExitFailure, "the intensity statistics are not the filter's components"); // not reached
+      }
+    }
     // The LabelMap's objects and the features are both in label order, one per kept object; the features carry
     // the class, which a ShapeLabelObject has no attribute for.
     std::size_t k = 0;
@@ -422,10 +498,23 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
         throw ToolError(ExitFailure, "the LabelMap's objects are not the filter's components"); // not reached
       }
       rows.push_back(AttributesOf(*it.GetLabelObject(), options, features[k].ClassValue));
+      if (intensityColumns)
+      {
+        if (intensityTable(k, intensityColumns->LabelColumn()) != static_cast<double>(it.GetLabel()))
+        {
+          throw ToolError(ExitFailure, "the intensity statistics are not the LabelMap's objects"); // not reached
+        }
+        intensityColumns->Append(rows.back(), intensityTable[static_cast<unsigned int>(k)]);
+      }
     }
     if (!options.csv.empty())
     {
-      WriteCSV(staged.Stage(options.csv), AttributesOf(*LabelObjectType::New(), options), rows);
+      ObjectRow layout = AttributesOf(*LabelObjectType::New(), options);
+      if (intensityColumns)
+      {
+        intensityColumns->Append(layout, nullptr);
+      }
+      WriteCSV(staged.Stage(options.csv), layout, rows);
       report.written.push_back(options.csv);
     }
     if (!options.json.empty())
@@ -579,6 +668,11 @@ RunTyped(const Options & options, const InputDescription & input)
   {
     mask = ReadMask<D>(options.mask, bar);
   }
+  typename itk::Image<double, D>::Pointer intensity;
+  if (!options.intensity.empty())
+  {
+    intensity = ReadIntensity<D>(options.intensity, bar);
+  }
   report.readSeconds = SecondsSince(readStart);
 
   // The image as the summary and the JSON header describe it.
@@ -618,10 +712,24 @@ RunTyped(const Options & options, const InputDescription & input)
                             " holds class values above 2^63 - 1, which cca does not read as classes");
         }
       }
-      code =
-        options.classValues || large
-          ? Analyze<std::int64_t>(image.GetPointer(), nullptr, mask.GetPointer(), options, input, header, report, bar)
-          : Analyze<std::uint32_t>(image.GetPointer(), nullptr, mask.GetPointer(), options, input, header, report, bar);
+      code = options.classValues || large ? Analyze<std::int64_t>(image.GetPointer(),
+                                                                  nullptr,
+                                                                  mask.GetPointer(),
+                                                                  intensity.GetPointer(),
+                                                                  options,
+                                                                  input,
+                                                                  header,
+                                                                  report,
+                                                                  bar)
+                                          : Analyze<std::uint32_t>(image.GetPointer(),
+                                                                   nullptr,
+                                                                   mask.GetPointer(),
+                                                                   intensity.GetPointer(),
+                                                                   options,
+                                                                   input,
+                                                                   header,
+                                                                   report,
+                                                                   bar);
     }
     else
     {
@@ -637,10 +745,24 @@ RunTyped(const Options & options, const InputDescription & input)
     threshold->SetUpperThreshold(nonZero ? TPixel{} : upper);
     threshold->SetInsideValue(nonZero || nothingSelected ? 0 : 1);
     threshold->SetOutsideValue(nonZero ? 1 : 0);
-    code = large ? Analyze<std::uint64_t>(
-                     threshold->GetOutput(), threshold, mask.GetPointer(), options, input, header, report, bar)
-                 : Analyze<std::uint32_t>(
-                     threshold->GetOutput(), threshold, mask.GetPointer(), options, input, header, report, bar);
+    code = large ? Analyze<std::uint64_t>(threshold->GetOutput(),
+                                          threshold,
+                                          mask.GetPointer(),
+                                          intensity.GetPointer(),
+                                          options,
+                                          input,
+                                          header,
+                                          report,
+                                          bar)
+                 : Analyze<std::uint32_t>(threshold->GetOutput(),
+                                          threshold,
+                                          mask.GetPointer(),
+                                          intensity.GetPointer(),
+                                          options,
+                                          input,
+                                          header,
+                                          report,
+                                          bar);
   }
   if (!options.quiet)
   {

@@ -33,6 +33,13 @@
 //                                RelabelComponentImageFilter's largest component written as the class (short, as the
 //                                input); without --multilabel no `class` column; the refusals (exit code, message,
 //                                nothing written)
+//   intensity                    --intensity: the CT slice thresholded (--lower 250, post-processed) with the CT slice
+//                                itself as the feature image, and a 3D short volume with a float feature image; the
+//                                tables' intensity columns against LabelImageToStatisticsLabelMapFilter on the tool's
+//                                label image (min / max exactly, mean, sum, std, var and the weighted centroid within
+//                                1e-9 of their scales, the min / max indices a pixel of the object with that value);
+//                                without --intensity no such column; the refusals (another size, another origin,
+//                                RGB, 3D for 2D, missing, --batch, --memory-budget, no table, an output onto it)
 //   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
@@ -48,6 +55,7 @@
 #include "itkImageAlgorithm.h"
 #include "itkImageFileWriter.h"
 #include "itkLabelImageToShapeLabelMapFilter.h"
+#include "itkLabelImageToStatisticsLabelMapFilter.h"
 #include "itkMetaDataObject.h"
 #include "itkRGBPixel.h"
 #include "itkRelabelComponentImageFilter.h"
@@ -913,6 +921,251 @@ MultiLabelCase()
   return true;
 }
 
+/** cca --intensity FEATURE on `input` with `options`: every object's intensity columns, in the CSV and the JSON,
+ * against ITK's LabelImageToStatisticsLabelMapFilter on the tool's label image and the feature image read as double:
+ * the minimum and maximum exactly; the mean within 1e-9 of max|v| (the object's largest magnitude), the sum of
+ * N max|v|, the standard deviation of max|v|^2 / sigma, the variance of max|v|^2; the weighted centroid within 1e-9
+ * of the image's coordinate scale (its corners' largest coordinate); the min / max indices a pixel of the object
+ * holding that value (ITK and the tool may break ties differently). Rows in label order, as the shape rows. */
+template <unsigned int D>
+bool
+CheckIntensityRun(const std::string & input, const std::string & feature, const std::vector<std::string> & options,
+                  const std::string & tag)
+{
+  using Labels = Image<std::uint32_t, D>;
+  using Real = Image<double, D>;
+  const std::string        labelsFile = g_Folder + "/" + tag + ".nrrd";
+  const std::string        csv = g_Folder + "/" + tag + ".csv";
+  const std::string        json = g_Folder + "/" + tag + ".json";
+  std::vector<std::string> args{ input,    "--intensity", feature,    "--backend", g_Backend, "--label-type",
+                                 "uint32", "--output",    labelsFile, "--csv",     csv,       "--json",
+                                 json };
+  args.insert(args.end(), options.begin(), options.end());
+  const Outcome o = Run(args, tag);
+  if (!Expect(o, 0, "") || o.out.find("intensity") == std::string::npos)
+  {
+    std::cerr << tag << ": failed, or no intensity line in the summary" << std::endl;
+    return false;
+  }
+  const auto labels = ReadImage<Labels>(labelsFile);
+  const auto values = ReadImage<Real>(feature);
+  auto       statistics = LabelImageToStatisticsLabelMapFilter<Labels, Real>::New();
+  statistics->SetInput1(labels);
+  statistics->SetFeatureImage(values);
+  statistics->SetComputeHistogram(false);
+  statistics->Update();
+  const auto * map = statistics->GetOutput();
+
+  // the coordinate scale: the largest |coordinate| of the image's corners
+  double     scale = 1.0;
+  const auto size = labels->GetLargestPossibleRegion().GetSize();
+  for (unsigned int corner = 0; corner < (1u << D); ++corner)
+  {
+    typename Labels::IndexType index;
+    for (unsigned int d = 0; d < D; ++d)
+    {
+      index[d] = (corner >> d) & 1u ? static_cast<IndexValueType>(size[d]) - 1 : 0;
+    }
+    typename Labels::PointType point;
+    labels->TransformIndexToPhysicalPoint(index, point);
+    for (unsigned int d = 0; d < D; ++d)
+    {
+      scale = std::max(scale, std::abs(point[d]));
+    }
+  }
+
+  std::vector<std::string> columns;
+  const auto               rows = ReadCSV(csv, columns);
+  const auto               j = nlohmann::json::parse(Slurp(json));
+  const auto &             objects = j.at("objects");
+  std::vector<std::string> expectedColumns{
+    "intensity_min", "intensity_max", "intensity_sum",      "intensity_mean",
+    "intensity_stddev", "intensity_variance", "intensity_skewness", "intensity_kurtosis"
+  };
+  for (const char * vector : { "centroid_weighted_", "intensity_min_index_", "intensity_max_index_" })
+  {
+    for (unsigned int d = 0; d < D; ++d)
+    {
+      expectedColumns.push_back(vector + std::to_string(d));
+    }
+  }
+  for (const auto & name : expectedColumns)
+  {
+    if (std::find(columns.begin(), columns.end(), name) == columns.end())
+    {
+      std::cerr << tag << ": no CSV column " << name << std::endl;
+      return false;
+    }
+  }
+  if (rows.empty() || rows.size() != map->GetNumberOfLabelObjects() || objects.size() != rows.size() ||
+      j.at("intensity") != feature)
+  {
+    std::cerr << tag << ": " << rows.size() << " CSV rows, " << objects.size() << " JSON objects, ITK "
+              << map->GetNumberOfLabelObjects() << " objects; JSON intensity " << j.value("intensity", "none")
+              << std::endl;
+    return false;
+  }
+  std::cout << tag << ": " << rows.size() << " objects, coordinate scale " << scale << std::endl;
+
+  const auto matches = [&](const std::function<double(const std::string &)> & get, std::size_t row) {
+    const auto label = static_cast<typename Labels::PixelType>(get("Label"));
+    if (!map->HasLabel(label) || map->GetNthLabelObject(row)->GetLabel() != label)
+    {
+      std::cerr << tag << " row " << row << ": label " << label << " is not ITK's, or not in label order (ITK's "
+                << map->GetNthLabelObject(row)->GetLabel() << ")" << std::endl;
+      return false;
+    }
+    const auto *      object = map->GetLabelObject(label);
+    const std::string what = tag + " label " + std::to_string(label) + " ";
+    const double      n = static_cast<double>(object->GetNumberOfPixels());
+    const double      maxAbs = std::max(std::abs(object->GetMinimum()), std::abs(object->GetMaximum()));
+    const double      sigma = object->GetStandardDeviation();
+    const auto        near = [&](const std::string & name, double itk, double tolerance) {
+      const double ours = get(name);
+      if (std::abs(ours - itk) <= tolerance || (std::isnan(ours) && std::isnan(itk)))
+      {
+        return true;
+      }
+      std::cerr << std::setprecision(17) << what << name << ": " << ours << " vs ITK " << itk << " (tolerance "
+                << tolerance << ")" << std::endl;
+      return false;
+    };
+    bool ok = get("NumberOfPixels") == n;
+    ok = near("intensity_min", object->GetMinimum(), 0.0) && ok;
+    ok = near("intensity_max", object->GetMaximum(), 0.0) && ok;
+    ok = near("intensity_mean", object->GetMean(), 1e-9 * maxAbs) && ok;
+    ok = near("intensity_sum", object->GetSum(), 1e-9 * n * maxAbs) && ok;
+    ok = near("intensity_stddev", sigma, sigma > 0 ? 1e-9 * maxAbs * maxAbs / sigma : 1e-9 * maxAbs) && ok;
+    ok = near("intensity_variance", object->GetVariance(), 1e-9 * maxAbs * maxAbs) && ok;
+    get("intensity_skewness"); // present (ITK's own raw-moment formula is no reference to 1e-9)
+    get("intensity_kurtosis");
+    typename Labels::IndexType minimum, maximum;
+    for (unsigned int d = 0; d < D; ++d)
+    {
+      const std::string i = "_" + std::to_string(d);
+      ok = near("centroid_weighted" + i, object->GetCenterOfGravity()[d], 1e-9 * scale) && ok;
+      minimum[d] = static_cast<IndexValueType>(get("intensity_min_index" + i));
+      maximum[d] = static_cast<IndexValueType>(get("intensity_max_index" + i));
+    }
+    const auto & region = labels->GetLargestPossibleRegion();
+    if (!region.IsInside(minimum) || !region.IsInside(maximum) || labels->GetPixel(minimum) != label ||
+        labels->GetPixel(maximum) != label || values->GetPixel(minimum) != object->GetMinimum() ||
+        values->GetPixel(maximum) != object->GetMaximum())
+    {
+      std::cerr << what << "intensity_min_index " << minimum << " / intensity_max_index " << maximum
+                << ": not a pixel of the object with its minimum / maximum" << std::endl;
+      ok = false;
+    }
+    return ok;
+  };
+  for (std::size_t r = 0; r < rows.size(); ++r)
+  {
+    const auto & row = rows[r];
+    const auto & object = objects[r];
+    const auto   fromCSV = [&row](const std::string & name) { return row.at(name); };
+    const auto   fromJSON = [&object](const std::string & name) {
+      const auto   underscore = name.rfind('_');
+      const auto & value = object.contains(name) || underscore == std::string::npos
+                               ? object.at(name)
+                               : object.at(name.substr(0, underscore)).at(std::stoul(name.substr(underscore + 1)));
+      return value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>(); // NaN: null
+    };
+    if (!matches(fromCSV, r) || !matches(fromJSON, r))
+    {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** cca --intensity: the CT slice thresholded with itself as the feature image (2D, short, post-processed), a 3D short
+ * volume with a float feature image of its geometry; no intensity column without --intensity; the refusals. */
+bool
+IntensityCase(const std::string & ct)
+{
+  using Short2 = Image<short, 2>;
+  const auto f = [](const std::string & name) { return g_Folder + "/" + name; };
+  if (!CheckIntensityRun<2>(ct, ct, { "--lower", "250", "--connectivity", "full", "--min-size", "3", "--sort" }, "ct"))
+  {
+    return false;
+  }
+  const auto volume = RandomVolume<short>(5, -500, 1500, 0.25, 2);
+  auto       weights = ccatest::MakeRandomImage<Image<float, 3>>(
+    volume->GetLargestPossibleRegion().GetSize(), 1.0, 1, 6, [](std::mt19937 & rng) {
+      return 1.0f + static_cast<float>(rng() % 100000) / 64.0f; // positive (a weighted centroid), fractional
+    });
+  weights->CopyInformation(volume);
+  WriteImage(volume, f("short3d.nrrd"), true);
+  WriteImage(weights, f("weights.mha"), true);
+  if (!CheckIntensityRun<3>(f("short3d.nrrd"), f("weights.mha"), { "--lower", "100" }, "volume"))
+  {
+    return false;
+  }
+
+  // Without --intensity the tables are as they were.
+  if (!Expect(Run({ ct, "--lower", "250", "--backend", g_Backend, "--csv", f("plain.csv") }, "plain"), 0, ""))
+  {
+    return false;
+  }
+  std::vector<std::string> columns;
+  ReadCSV(f("plain.csv"), columns);
+  for (const auto & c : columns)
+  {
+    if (c.compare(0, 10, "intensity_") == 0 || c.compare(0, 17, "centroid_weighted") == 0)
+    {
+      std::cerr << "a table without --intensity has the column " << c << std::endl;
+      return false;
+    }
+  }
+
+  // The refusals: the filter's (another size, another origin: exit 6, said with the option), the probe's (not
+  // scalar, not 2D, missing), the command line's (before any read).
+  const auto ctImage = ReadImage<Short2>(ct);
+  auto       small = Short2::New();
+  small->CopyInformation(ctImage);
+  small->SetRegions(Size<2>{ { 64, 64 } });
+  small->Allocate(true);
+  WriteImage(small, f("feature64.mha"));
+  auto shifted = Short2::New();
+  shifted->Graft(ctImage);
+  auto origin = ctImage->GetOrigin();
+  origin[0] += 10.0;
+  shifted->SetOrigin(origin);
+  WriteImage(shifted, f("shifted.mha"));
+  auto rgb = Image<RGBPixel<unsigned char>, 2>::New();
+  rgb->SetRegions(ctImage->GetLargestPossibleRegion());
+  rgb->Allocate(true);
+  WriteImage(rgb, f("rgb.png"));
+  auto cube = Image<short, 3>::New();
+  cube->SetRegions(Size<3>{ { 4, 4, 4 } });
+  cube->Allocate(true);
+  WriteImage(cube, f("cube.mha"));
+  const std::string            out = f("out.csv");
+  const std::vector<ErrorCase> refusals{
+    { 6, "feature image's size", { ct, "--intensity", f("feature64.mha"), "--csv", out } },
+    { 6, "--intensity " + f("shifted.mha") + ": ITK ERROR", { ct, "--intensity", f("shifted.mha"), "--csv", out } },
+    { 3, "needs a scalar pixel type", { ct, "--intensity", f("rgb.png"), "--csv", out } },
+    { 3, "is a 3D image and the input 2D", { ct, "--intensity", f("cube.mha"), "--csv", out } },
+    { 2, "does not exist", { ct, "--intensity", f("nothing.mha"), "--csv", out } },
+    { 1, "not with --batch", { g_Folder, "--batch", "--intensity", ct, "--csv", out } },
+    { 1, "--memory-budget", { ct, "--intensity", ct, "--memory-budget", "100000", "--csv", out } },
+    { 1, "give --csv or --json", { ct, "--intensity", ct, "--output", f("out.nrrd") } },
+    { 1, "would overwrite", { ct, "--intensity", f("shifted.mha"), "--csv", f("shifted.mha") } },
+  };
+  for (std::size_t i = 0; i < refusals.size(); ++i)
+  {
+    std::vector<std::string> args = refusals[i].args;
+    args.insert(args.end(), { "--lower", "250", "--backend", g_Backend });
+    if (!Expect(Run(args, "refusal" + std::to_string(i)), refusals[i].code, refusals[i].message) ||
+        itksys::SystemTools::FileExists(out) || itksys::SystemTools::FileExists(f("out.nrrd")))
+    {
+      std::cerr << "--intensity refusal " << i << " not refused as expected, or it wrote an output" << std::endl;
+      return false;
+    }
+  }
+  return true;
+}
+
 } // namespace
 
 int
@@ -1026,6 +1279,10 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
     else if (baseCase == "multilabel")
     {
       ok = MultiLabelCase();
+    }
+    else if (baseCase == "intensity")
+    {
+      ok = IntensityCase(ct);
     }
     else if (baseCase == "run") // argv[4]: the expected exit code, then the tool's arguments
     {

@@ -393,6 +393,14 @@ def multiclass_rows(args):
 
         transform = KeepLargestConnectedComponent(applied_labels=[int(c) for c in values], is_onehot=False,
                                                   independent=True, connectivity=3 if full else 1)
+        try:
+            import torch
+
+            if torch.cuda.is_available():  # MONAI's GPU path (cuCIM's label where installed, else its CPU fallback)
+                out = transform(torch.as_tensor(image[None], device="cuda"))
+                return out.cpu().numpy()[0] if hasattr(out, "cpu") else np.asarray(out)[0]
+        except ImportError:
+            pass
         return np.asarray(transform(image[None]))[0]
 
     row = {"image": f"3D {side}³, {classes} classes, 8³ blocks + 1 % islands", "pixels": int(image.size),
