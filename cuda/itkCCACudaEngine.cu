@@ -423,9 +423,9 @@ CudaEngine::MeasureIntensities(const Request & request, bool onDevice, std::uint
   m_Intensity.Resize(k);
   m_Staging.ToHost(
     m_Intensity.values.data(), m_IntensityBuffers.values.As<void>(), m_Intensity.values.size() * sizeof(double), m_Stream);
-  m_Staging.ToHost(m_Intensity.extremumIndex.data(),
-                   m_IntensityBuffers.extrema.As<void>(),
-                   m_Intensity.extremumIndex.size() * sizeof(std::uint64_t),
+  m_Staging.ToHost(m_Intensity.integers.data(),
+                   m_IntensityBuffers.integers.As<void>(),
+                   m_Intensity.integers.size() * sizeof(std::uint64_t),
                    m_Stream);
 }
 

@@ -167,8 +167,9 @@ AccumulateChunksKernel(const TFeature * __restrict__ feature, const std::uint32_
 /** One warp per component: lane l joins chunks l, l + 32, ... in order, then the lanes down the tree. */
 __global__ void
 JoinChunksKernel(const IntensityAccumulator * __restrict__ chunks, const std::uint32_t * __restrict__ chunkStart,
-                 std::uint64_t numComponents, double lowest, double highest, double * __restrict__ values,
-                 std::uint64_t * __restrict__ extrema)
+                 const std::uint32_t * __restrict__ boxMin0, const std::uint32_t * __restrict__ boxMin1,
+                 const std::uint32_t * __restrict__ boxMin2, std::uint64_t numComponents, double lowest,
+                 double highest, double * __restrict__ values, std::uint64_t * __restrict__ integers)
 {
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t k = GlobalWarpId(); k < numComponents; k += WarpCount())
@@ -182,7 +183,8 @@ JoinChunksKernel(const IntensityAccumulator * __restrict__ chunks, const std::ui
     JoinWarp(a);
     if (lane == 0)
     {
-      StoreIntensityColumns(a, k, numComponents, values, extrema);
+      const std::uint64_t reference[3] = { boxMin0[k], boxMin1[k], boxMin2[k] };
+      StoreIntensityColumns(a, k, numComponents, reference, values, integers);
     }
   }
 }
@@ -197,7 +199,8 @@ AccumulateIntensitySums(const void * feature, ScalarKind kind, const std::uint32
   const std::uint64_t k = numComponents;
   buffers.values.Reserve(std::max<std::uint64_t>(k, 1) * IntensitySums::NumberOfColumns * sizeof(double),
                          "the intensity sums");
-  buffers.extrema.Reserve(std::max<std::uint64_t>(k, 1) * 2 * sizeof(std::uint64_t), "the intensity extremes");
+  buffers.integers.Reserve(std::max<std::uint64_t>(k, 1) * IntensitySums::NumberOfIntegerColumns * sizeof(std::uint64_t),
+                          "the intensity sums");
   if (k == 0)
   {
     return;
@@ -240,8 +243,16 @@ AccumulateIntensitySums(const void * feature, ScalarKind kind, const std::uint32
       chunks);
     CCA_CUDA_CHECK_LAUNCH("AccumulateChunksKernel");
   });
-  JoinChunksKernel<<<GridFor(k * 32u, multiprocessors), BlockSize, 0, stream>>>(
-    chunks, chunkStart, k, lowest, highest, buffers.values.As<double>(), buffers.extrema.As<std::uint64_t>());
+  JoinChunksKernel<<<GridFor(k * 32u, multiprocessors), BlockSize, 0, stream>>>(chunks,
+                                                                                chunkStart,
+                                                                                boxMin[0],
+                                                                                boxMin[1],
+                                                                                boxMin[2],
+                                                                                k,
+                                                                                lowest,
+                                                                                highest,
+                                                                                buffers.values.As<double>(),
+                                                                                buffers.integers.As<std::uint64_t>());
   CCA_CUDA_CHECK_LAUNCH("JoinChunksKernel");
 }
 

@@ -39,14 +39,14 @@ namespace cuda
 /** Device buffers of the stage, kept between calls. */
 struct IntensityBuffers
 {
-  DeviceBuffer feature, chunkStart, scanTemp, chunks, values, extrema;
+  DeviceBuffer feature, chunkStart, scanTemp, chunks, values, integers;
 };
 
 /** Sums the feature image `feature` (device memory, `kind`) over each of `numComponents` components, whose runs
  * are grouped (`firstRun`, numComponents + 1 entries; `begin`, `length`, `row` by group, each group's in raster
  * order). `boxMin[d]`: each component's bounding box minimum along d (the reference of the weighted sums).
- * Writes buffers.values (IntensitySums::NumberOfColumns columns of numComponents doubles) and buffers.extrema
- * (the minima's, then the maxima's linear indices). Asynchronous in `stream` but for one scalar read back. */
+ * Writes buffers.values (IntensitySums::NumberOfColumns columns of numComponents doubles) and buffers.integers
+ * (IntensitySums::NumberOfIntegerColumns). Asynchronous in `stream` but for one scalar read back. */
 void
 AccumulateIntensitySums(const void * feature, ScalarKind kind, const std::uint32_t * firstRun,
                         const std::uint32_t * begin, const std::uint32_t * length, const std::uint32_t * row,

@@ -478,6 +478,10 @@ Benchmark(int argc, char * argv[])
   {
     RunPostProcessingBenchmark(userPath, report);
   }
+  if (has('i'))
+  {
+    RunIntensityBenchmark(userPath, report);
+  }
   if (has('l'))
   {
     RunLatencyBenchmark(opt.latency, report);

@@ -23,12 +23,14 @@
 
 const char * const Usage =
   "Usage: CudaConnectedComponentAnalysisBenchmark [--option value ...]\n"
-  "  --modes abcdetsurl   what to run (default abcdet); a, b: CUDA device-resident (paper metric);\n"
+  "  --modes abcdetsurli  what to run (default abcdet); a, b: CUDA device-resident (paper metric);\n"
   "                       c: CUDA through the filter; d: ITK's pipeline; e: CPU engine through the filter;\n"
   "                       t: host<->device copy rates; s: the filter's time split; u: the user's path\n"
   "                       (hard densities, 2D and 3D, against ITK in the same run); r: post-processing\n"
   "                       (3D, MinimumObjectSize + SortByObjectSize against RelabelComponentImageFilter);\n"
-  "                       l: the per-call cost on small images (facade and filter, median and p90)\n"
+  "                       l: the per-call cost on small images (facade and filter, median and p90);\n"
+  "                       i: intensity statistics (3D, a float feature image, against\n"
+  "                       LabelImageToStatisticsLabelMapFilter)\n"
   "  --size N             2D image side (default 8192)        --size3d N      3D side, mode u (default 512)\n"
   "  --runs R             timed runs (default 10)             --cpu-runs R    timed runs on the CPU (default 3)\n"
   "  --warmup W           untimed runs first (default 1)      --json FILE     report (default benchmark.json)\n"

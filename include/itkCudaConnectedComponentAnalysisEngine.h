@@ -129,9 +129,12 @@ public:
   HasIntensityStatistics() const;
 
   /** The intensity statistics of the k-th (kept) component of the last Analyze() (itkCCATypes.h: all of
-   * StatisticsLabelMapFilter's but the median and the histogram). Thread-safe. */
+   * StatisticsLabelMapFilter's but the median and the histogram), from the engine's intensity sums alone. Without
+   * `weightedMoments` the weighted principal moments, axes, elongation and flatness (an eigen-decomposition each)
+   * are left 0. Thread-safe; throws cca::Error for a k out of range. */
   void
-  ComputeIntensityStatistics(std::uint64_t k, const Geometry & geometry, cca::IntensityStatistics & statistics) const;
+  ComputeIntensityStatistics(std::uint64_t k, const Geometry & geometry, cca::IntensityStatistics & statistics,
+                             bool weightedMoments = true) const;
 
   /** Engines outlive their facade: a destroyed filter's engine (its device and page-locked buffers, its host
    * tables) serves the next filter of the same backend, device and thread count. This frees the kept ones. */

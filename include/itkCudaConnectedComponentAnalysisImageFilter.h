@@ -275,8 +275,9 @@ public:
 
   /** The intensity statistics of the last Update()'s components (a feature image), one row per component in label
    * order, columns named by GetIntensityFeatureTableColumnNames(): Label, Minimum, Maximum, Sum, Mean,
-   * StandardDeviation, Variance, Skewness, Kurtosis, CenterOfGravity-i (the physical point), WeightedElongation,
-   * WeightedFlatness, MinimumIndex-i, MaximumIndex-i. Throws where the last Update() had no feature image. */
+   * StandardDeviation, Variance, Skewness, Kurtosis, CenterOfGravity-i (the physical point), MinimumIndex-i,
+   * MaximumIndex-i (the weighted principal moments, an eigen-decomposition per component, are the LabelMap's only).
+   * Throws where the last Update() had no feature image. */
   vnl_matrix<double>
   GetIntensityFeatureTable() const;
 

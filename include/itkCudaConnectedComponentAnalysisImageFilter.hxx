@@ -589,7 +589,6 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     names += " CenterOfGravity-" + std::to_string(d);
   }
-  names += " WeightedElongation WeightedFlatness";
   for (const char * attribute : { "MinimumIndex", "MaximumIndex" })
   {
     for (unsigned int d = 0; d < ImageDimension; ++d)
@@ -611,10 +610,10 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   }
   // The region analyzed: the whole output (EnlargeOutputRequestedRegion()).
   const EngineType::Geometry geometry = this->MakeGeometry(this->GetOutput()->GetLargestPossibleRegion());
-  vnl_matrix<double> table(m_ComponentFeatures.size(), 11 + 3 * ImageDimension);
+  vnl_matrix<double> table(m_ComponentFeatures.size(), 9 + 3 * ImageDimension);
   auto               row = [&](SizeValueType k) {
     cca::IntensityStatistics s;
-    m_Engine.ComputeIntensityStatistics(k, geometry, s);
+    m_Engine.ComputeIntensityStatistics(k, geometry, s, false); // the weighted moments: the LabelMap's
     unsigned int c = 0;
     table(k, c++) = static_cast<double>(m_ComponentFeatures[k].Label);
     for (double value : { s.minimum, s.maximum, s.sum, s.mean, s.standardDeviation, s.variance, s.skewness, s.kurtosis })
@@ -625,8 +624,6 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     {
       table(k, c++) = s.centerOfGravity[d];
     }
-    table(k, c++) = s.weightedElongation;
-    table(k, c++) = s.weightedFlatness;
     for (unsigned int d = 0; d < ImageDimension; ++d)
     {
       table(k, c++) = static_cast<double>(s.minimumIndex[d]);

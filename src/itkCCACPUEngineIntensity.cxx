@@ -81,8 +81,10 @@ CPUEngine::AccumulateIntensities(const Request & request)
   ParallelForRange(m_NumberOfThreads, k, 1u << 14, [&](std::uint64_t first, std::uint64_t last) {
     for (std::uint64_t c = first; c < last; ++c)
     {
+      const auto & box = m_Features[static_cast<std::size_t>(c)].boundingBoxMin;
+      const std::uint64_t reference[3] = { box[0], box[1], box[2] };
       StoreIntensityColumns(
-        accumulators[static_cast<std::size_t>(c)], c, k, m_Intensity.values.data(), m_Intensity.extremumIndex.data());
+        accumulators[static_cast<std::size_t>(c)], c, k, reference, m_Intensity.values.data(), m_Intensity.integers.data());
     }
   });
 }

@@ -38,6 +38,7 @@ namespace cca
  * ITK's `v <= min`, `v >= max` in raster order do: Join() prefers the larger linear index on equal values. */
 struct IntensityAccumulator
 {
+  std::uint64_t count;
   double        sum, sum2, sum3, sum4;
   double        minimum, maximum;
   std::uint64_t minimumIndex, maximumIndex;
@@ -49,6 +50,7 @@ struct IntensityAccumulator
   CCA_HOST_DEVICE void
   Reset(double lowest, double highest)
   {
+    count = 0;
     sum = sum2 = sum3 = sum4 = 0;
     minimum = highest;
     maximum = lowest;
@@ -78,6 +80,7 @@ struct IntensityAccumulator
       maximumIndex = index;
     }
     const double v2 = v * v;
+    ++count;
     sum += v;
     sum2 += v2;
     sum3 += v2 * v;
@@ -110,6 +113,7 @@ struct IntensityAccumulator
       maximum = other.maximum;
       maximumIndex = other.maximumIndex;
     }
+    count += other.count;
     sum += other.sum;
     sum2 += other.sum2;
     sum3 += other.sum3;
@@ -126,10 +130,11 @@ struct IntensityAccumulator
 };
 
 /** Writes component k's sums into the IntensitySums layout (`values`: NumberOfColumns columns of
- * `numberOfComponents`; `extremumIndex`: the minima's then the maxima's indices), host or device memory. */
+ * `numberOfComponents`; `integers`: NumberOfIntegerColumns), `reference` the index the weighted sums are relative
+ * to; host or device memory. */
 CCA_HOST_DEVICE void
 StoreIntensityColumns(const IntensityAccumulator & a, std::uint64_t k, std::uint64_t numberOfComponents,
-                      double * values, std::uint64_t * extremumIndex)
+                      const std::uint64_t reference[3], double * values, std::uint64_t * integers)
 {
   const double column[] = { a.sum,
                             a.sum2,
@@ -151,8 +156,13 @@ StoreIntensityColumns(const IntensityAccumulator & a, std::uint64_t k, std::uint
   {
     values[c * numberOfComponents + k] = column[c];
   }
-  extremumIndex[k] = a.minimumIndex;
-  extremumIndex[numberOfComponents + k] = a.maximumIndex;
+  integers[IntensitySums::MinimumIndex * numberOfComponents + k] = a.minimumIndex;
+  integers[IntensitySums::MaximumIndex * numberOfComponents + k] = a.maximumIndex;
+  integers[IntensitySums::NumberOfPixels * numberOfComponents + k] = a.count;
+  for (unsigned d = 0; d < 3; ++d)
+  {
+    integers[(IntensitySums::Reference0 + d) * numberOfComponents + k] = reference[d];
+  }
 }
 
 } // namespace cca

@@ -39,12 +39,12 @@ namespace
 
 template <unsigned int D>
 void
-ComputeOf(const ComponentSums & sums, const IntensitySums & in, std::uint64_t k, const Geometry & geometry,
+ComputeOf(const IntensitySums & in, std::uint64_t k, const Geometry & geometry, bool weightedMoments,
           IntensityStatistics & out)
 {
   using Column = IntensitySums::Column;
   const PhysicalSpace<D> space(geometry);
-  const double           n = static_cast<double>(sums.numberOfPixels);
+  const double           n = static_cast<double>(in.Get(IntensitySums::NumberOfPixels, k));
   const double           sum = in.Get(IntensitySums::Sum, k);
   const double           sum2 = in.Get(IntensitySums::Sum2, k);
   const double           sum3 = in.Get(IntensitySums::Sum3, k);
@@ -71,7 +71,7 @@ ComputeOf(const ComponentSums & sums, const IntensitySums & in, std::uint64_t k,
   // The extremes' indices: linear in the engine's index space, then ITK's index (the region's start added).
   for (int e = 0; e < 2; ++e)
   {
-    std::uint64_t linear = in.extremumIndex[static_cast<std::size_t>(e * in.numberOfComponents + k)];
+    std::uint64_t linear = in.Get(e == 0 ? IntensitySums::MinimumIndex : IntensitySums::MaximumIndex, k);
     auto &        index = e == 0 ? out.minimumIndex : out.maximumIndex;
     index = { { 0, 0, 0 } };
     for (unsigned int d = 0; d < D; ++d)
@@ -85,6 +85,9 @@ ComputeOf(const ComponentSums & sums, const IntensitySums & in, std::uint64_t k,
   out.centerOfGravity = { { 0, 0, 0 } };
   out.weightedPrincipalMoments = { { 0, 0, 0 } };
   out.weightedPrincipalAxes = {};
+  out.weightedElongation = 0;
+  out.weightedFlatness = 0;
+  out.weightedMoments = weightedMoments;
   double elongation = 0;
   double flatness = 0;
   if (NotAlmostZero(sum))
@@ -96,7 +99,8 @@ ComputeOf(const ComponentSums & sums, const IntensitySums & in, std::uint64_t k,
     for (unsigned int i = 0; i < D; ++i)
     {
       c[i] = in.Get(static_cast<Column>(IntensitySums::Weighted0 + i), k) / sum;
-      reference[i] = static_cast<double>(geometry.start[i]) + static_cast<double>(sums.boundingBoxMin[i]);
+      reference[i] = static_cast<double>(geometry.start[i]) +
+                     static_cast<double>(in.Get(static_cast<IntensitySums::IntegerColumn>(IntensitySums::Reference0 + i), k));
     }
     static constexpr unsigned productColumn[3][3] = { { 0, 3, 4 }, { 3, 1, 5 }, { 4, 5, 2 } };
     SquareMatrix<D> covariance{};
@@ -117,6 +121,10 @@ ComputeOf(const ComponentSums & sums, const IntensitySums & in, std::uint64_t k,
         point += space.indexToPhysical[i][j] * (reference[j] + c[j]);
       }
       out.centerOfGravity[i] = point;
+    }
+    if (!weightedMoments)
+    {
+      return;
     }
     // C = M·Cov·Mᵀ, then "the normalized second order central moment of a pixel" on the diagonal, as ITK adds it
     // (the spacing along index axis i, in physical axis i).
@@ -176,8 +184,8 @@ ComputeOf(const ComponentSums & sums, const IntensitySums & in, std::uint64_t k,
 } // namespace
 
 void
-ComputeIntensityStatistics(const ComponentSums & sums, const IntensitySums & intensity, std::uint64_t k,
-                           const Geometry & geometry, IntensityStatistics & statistics)
+ComputeIntensityStatistics(const IntensitySums & intensity, std::uint64_t k, const Geometry & geometry,
+                           bool weightedMoments, IntensityStatistics & statistics)
 {
   if (k >= intensity.numberOfComponents)
   {
@@ -186,11 +194,11 @@ ComputeIntensityStatistics(const ComponentSums & sums, const IntensitySums & int
   switch (geometry.dimension)
   {
     case 1:
-      return ComputeOf<1>(sums, intensity, k, geometry, statistics);
+      return ComputeOf<1>(intensity, k, geometry, weightedMoments, statistics);
     case 2:
-      return ComputeOf<2>(sums, intensity, k, geometry, statistics);
+      return ComputeOf<2>(intensity, k, geometry, weightedMoments, statistics);
     default:
-      return ComputeOf<3>(sums, intensity, k, geometry, statistics);
+      return ComputeOf<3>(intensity, k, geometry, weightedMoments, statistics);
   }
 }
 

@@ -29,11 +29,11 @@ namespace itk
 namespace cca
 {
 
-/** Component k's statistics from its pixel count and bounding box minimum (`sums`, the analysis's ComponentSums
- * of k) and its intensity sums (`intensity`, column k), in `geometry`'s physical space. */
+/** Component k's statistics from its intensity sums (`intensity`, column k), in `geometry`'s physical space;
+ * the weighted principal moments, axes, elongation and flatness only with `weightedMoments`. */
 CudaConnectedComponentAnalysis_EXPORT void
-ComputeIntensityStatistics(const ComponentSums & sums, const IntensitySums & intensity, std::uint64_t k,
-                           const Geometry & geometry, IntensityStatistics & statistics);
+ComputeIntensityStatistics(const IntensitySums & intensity, std::uint64_t k, const Geometry & geometry,
+                           bool weightedMoments, IntensityStatistics & statistics);
 
 /** The feature type's NumericTraits NonpositiveMin() and max(), as doubles: where ITK starts an object's
  * maximum and minimum. */

@@ -327,11 +327,11 @@ struct CudaConnectedComponentAnalysisEngine::Internals
         selectedIntensity.values[c * kept + j] = all.values[c * k + selection.order[j]];
       }
     }
-    for (unsigned e = 0; e < 2; ++e)
+    for (unsigned c = 0; c < cca::IntensitySums::NumberOfIntegerColumns; ++c)
     {
       for (std::uint64_t j = 0; j < kept; ++j)
       {
-        selectedIntensity.extremumIndex[e * kept + j] = all.extremumIndex[e * k + selection.order[j]];
+        selectedIntensity.integers[c * kept + j] = all.integers[c * k + selection.order[j]];
       }
     }
   }
@@ -681,16 +681,10 @@ CudaConnectedComponentAnalysisEngine::HasIntensityStatistics() const
 
 void
 CudaConnectedComponentAnalysisEngine::ComputeIntensityStatistics(std::uint64_t k, const Geometry & geometry,
-                                                                 cca::IntensityStatistics & statistics) const
+                                                                 cca::IntensityStatistics & statistics,
+                                                                 bool weightedMoments) const
 {
-  Translated("computing the intensity statistics", [&]() {
-    const auto & sums = m_Internals->Sums();
-    if (k >= sums.size())
-    {
-      throw Error("component " + std::to_string(k) + " out of range");
-    }
-    cca::ComputeIntensityStatistics(sums[static_cast<std::size_t>(k)], m_Internals->Intensity(), k, geometry, statistics);
-  });
+  cca::ComputeIntensityStatistics(m_Internals->Intensity(), k, geometry, weightedMoments, statistics);
 }
 
 std::unique_ptr<CudaConnectedComponentAnalysisEngine::ShapeAttributeCalculator>

@@ -258,10 +258,9 @@ SameStatistics(const StatisticsMap<D> * ours, const vnl_matrix<double> & table, 
       for (unsigned d = 0; d < D; ++d)
       {
         same = same && t[9 + d] == o->GetCenterOfGravity()[d] &&
-               t[11 + D + d] == static_cast<double>(o->GetMinimumIndex()[d]) &&
-               t[11 + 2 * D + d] == static_cast<double>(o->GetMaximumIndex()[d]);
+               t[9 + D + d] == static_cast<double>(o->GetMinimumIndex()[d]) &&
+               t[9 + 2 * D + d] == static_cast<double>(o->GetMaximumIndex()[d]);
       }
-      same = same && t[9 + D] == o->GetWeightedElongation() || (std::isnan(t[9 + D]) && std::isnan(o->GetWeightedElongation()));
       if (!same)
       {
         std::cerr << w << ": the intensity table's row differs from the LabelMap's object" << std::endl;

@@ -321,6 +321,7 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
   std::vector<Target> targets;
   bool                shape = false;
   bool                intensity = false;
+  bool                weightedMoments = false; ///< an eigen-decomposition per component: only where asked
   for (const Column & c : request.columns)
   {
     const FieldInfo * f = Find(c.name);
@@ -334,6 +335,9 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
     }
     shape = shape || f->shape;
     intensity = intensity || f->intensity;
+    weightedMoments = weightedMoments || f->field == Field::WeightedPrincipalMoments ||
+                      f->field == Field::WeightedPrincipalAxes || f->field == Field::WeightedElongation ||
+                      f->field == Field::WeightedFlatness;
     targets.push_back({ f, c.data });
   }
   if (intensity && !engine.HasIntensityStatistics())
@@ -358,7 +362,7 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
     {
       if (intensity)
       {
-        engine.ComputeIntensityStatistics(k, request.geometry, s);
+        engine.ComputeIntensityStatistics(k, request.geometry, s, weightedMoments);
       }
       if (shape)
       {

@@ -193,30 +193,47 @@ struct IntensitySums
     Weighted12,
     NumberOfColumns
   };
-  std::uint64_t       numberOfComponents = 0;
-  std::vector<double> values;
-  /** Component k's linear pixel index (x + sizeX·(y + sizeY·z)) of its minimum at [k], of its maximum at
-   * [numberOfComponents + k]. */
-  std::vector<std::uint64_t> extremumIndex;
+  /** The integer columns: each component's linear pixel index (x + sizeX·(y + sizeY·z)) of its minimum and of its
+   * maximum, its pixel count, and the reference of the weighted sums (its bounding box's first index): what the
+   * statistics need besides the sums, so that they need no ComponentSums rows (which the CUDA engine would convert
+   * from its device arrays for millions of components). */
+  enum IntegerColumn : unsigned
+  {
+    MinimumIndex,
+    MaximumIndex,
+    NumberOfPixels,
+    Reference0,
+    Reference1,
+    Reference2,
+    NumberOfIntegerColumns
+  };
+  std::uint64_t              numberOfComponents = 0;
+  std::vector<double>        values;   ///< column c of component k at [c * numberOfComponents + k]
+  std::vector<std::uint64_t> integers; ///< integer column c of component k at [c * numberOfComponents + k]
 
   double
   Get(Column column, std::uint64_t k) const
   {
     return values[static_cast<std::size_t>(column * numberOfComponents + k)];
   }
+  std::uint64_t
+  Get(IntegerColumn column, std::uint64_t k) const
+  {
+    return integers[static_cast<std::size_t>(column * numberOfComponents + k)];
+  }
   void
   Resize(std::uint64_t k)
   {
     numberOfComponents = k;
     values.resize(static_cast<std::size_t>(NumberOfColumns * k));
-    extremumIndex.resize(static_cast<std::size_t>(2 * k));
+    integers.resize(static_cast<std::size_t>(NumberOfIntegerColumns * k));
   }
   void
   Clear()
   {
     numberOfComponents = 0;
     values.clear();
-    extremumIndex.clear();
+    integers.clear();
   }
 };
 
@@ -421,6 +438,7 @@ struct IntensityStatistics
   std::array<std::array<double, MaxDimension>, MaxDimension> weightedPrincipalAxes{};
   double                                                     weightedElongation = 0;
   double                                                     weightedFlatness = 0;
+  bool weightedMoments = false; ///< whether the last four were computed (an eigen-decomposition per component)
 };
 
 /** The LabelMap's lines (the runs), grouped by component, each group in raster order: component k
