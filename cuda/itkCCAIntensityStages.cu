@@ -59,6 +59,7 @@ JoinWarp(IntensityAccumulator & a)
   for (int offset = 16; offset > 0; offset >>= 1)
   {
     IntensityAccumulator other;
+    other.count = __shfl_down_sync(FullWarp, a.count, offset);
     other.sum = __shfl_down_sync(FullWarp, a.sum, offset);
     other.sum2 = __shfl_down_sync(FullWarp, a.sum2, offset);
     other.sum3 = __shfl_down_sync(FullWarp, a.sum3, offset);
