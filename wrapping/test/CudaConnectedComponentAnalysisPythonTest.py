@@ -257,6 +257,53 @@ def case_features(backend):
     print(f"{count} rows of the feature table equal to ITK's attributes")
 
 
+def case_intensity(backend):
+    """SetFeatureImage() (a float image, any wrapped scalar type): the LabelMap's StatisticsLabelObject attributes and
+    GetIntensityFeaturesAsArrays() against ITK's LabelImageToStatisticsLabelMapFilter on ITK's labels (the median and
+    the histogram are not computed). Tolerances as the C++ test's (itkCudaConnectedComponentAnalysisIntensityTest)."""
+    objects = 0
+    for shape in [(97, 61), (31, 29, 17)]:
+        image = with_geometry(random_array(shape, 0.5, 1, 41 + len(shape)), rotate=True)
+        rng = np.random.default_rng(len(shape))
+        feature = itk.image_from_array(rng.uniform(1.0, 500.0, size=shape).astype(np.float32))
+        feature.CopyInformation(image)
+        dim = image.GetImageDimension()
+        f = new_filter(image, itk.UL, backend)
+        f.SetFeatureImage(feature)
+        f.Update()
+        check_backend(f, backend)
+        table = f.GetIntensityFeaturesAsArrays()
+        expected_labels, count = itk_labels(image, False, itk.US)
+        stats_type = itk.LabelImageToStatisticsLabelMapFilter[itk.Image[itk.US, dim], type(feature),
+                                                               itk.LabelMap[itk.StatisticsLabelObject[itk.UL, dim]]]
+        stats = stats_type.New(Input=expected_labels, FeatureImage=feature)
+        stats.SetComputePerimeter(False)
+        stats.Update()
+        m = stats.GetOutput()
+        ours = f.GetLabelMap()
+        assert len(table["Label"]) == count == ours.GetNumberOfLabelObjects() == m.GetNumberOfLabelObjects()
+        for k, label in enumerate(table["Label"]):
+            r = m.GetLabelObject(int(label))
+            o = ours.GetLabelObject(int(label))
+            n = r.GetNumberOfPixels()
+            assert o.GetMinimum() == r.GetMinimum() == table["Minimum"][k]
+            assert o.GetMaximum() == r.GetMaximum() == table["Maximum"][k]
+            assert list(o.GetMinimumIndex()) == list(r.GetMinimumIndex()) == [table[f"MinimumIndex-{i}"][k] for i in range(dim)]
+            assert list(o.GetMaximumIndex()) == list(r.GetMaximumIndex()) == [table[f"MaximumIndex-{i}"][k] for i in range(dim)]
+            assert close(o.GetMean(), r.GetMean(), scale=500.0) and table["Mean"][k] == o.GetMean()
+            assert close(o.GetSum(), r.GetSum(), scale=500.0 * n)
+            assert close(o.GetVariance(), r.GetVariance(), scale=500.0**2)
+            assert close(o.GetStandardDeviation(), r.GetStandardDeviation(), scale=500.0**2 / max(r.GetStandardDeviation(), 1e-9))
+            assert close(list(o.GetCenterOfGravity()), list(r.GetCenterOfGravity()), scale=200.0)
+            assert close([table[f"CenterOfGravity-{i}"][k] for i in range(dim)], list(o.GetCenterOfGravity()))
+            assert close(list(o.GetWeightedPrincipalMoments()), list(r.GetWeightedPrincipalMoments()), scale=1e3)
+        objects += count
+    plain = new_filter(image, itk.UL, backend)
+    plain.Update()
+    expect_error(plain.GetIntensityFeatureTable, "no feature image")
+    print(f"{objects} objects' intensity statistics equal to LabelImageToStatisticsLabelMapFilter's")
+
+
 def expect_error(call, *fragments):
     try:
         call()
