@@ -152,7 +152,8 @@ AccumulateChunksKernel(const TFeature * __restrict__ feature, const std::uint32_
       const double        qy = static_cast<double>(y % g.height) - y0;
       const double        qz = static_cast<double>(y / g.height) - z0;
       const std::uint64_t rowStart = static_cast<std::uint64_t>(y) * g.width;
-      for (std::uint32_t x = b + lane; x < b + n; x += 32u)
+      // 64-bit: x + 32 must not wrap past the end of a 1-D image of nearly 2^32 pixels
+      for (std::uint64_t x = std::uint64_t{ b } + lane; x < std::uint64_t{ b } + n; x += 32u)
       {
         a.Add(static_cast<double>(feature[rowStart + x]), rowStart + x, static_cast<double>(x) - x0, qy, qz);
       }

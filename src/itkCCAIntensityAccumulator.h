@@ -35,7 +35,9 @@ namespace cca
 
 /** What StatisticsLabelMapFilter::ThreadedProcessLabelObject sums per object, in index space relative to a
  * reference index (the component's bounding box minimum). Minimum/maximum take the later pixel on ties, as
- * ITK's `v <= min`, `v >= max` in raster order do: Join() prefers the larger linear index on equal values. */
+ * ITK's `v <= min`, `v >= max` in raster order do; here by comparing the indices, so that the order in which the
+ * pixels are added does not matter (a CUDA lane adds its own run before the chunk's long runs, which may precede
+ * it), and Join() likewise prefers the larger linear index on equal values. */
 struct IntensityAccumulator
 {
   std::uint64_t count;
@@ -69,12 +71,12 @@ struct IntensityAccumulator
   CCA_HOST_DEVICE void
   Add(double v, std::uint64_t index, double qx, double qy, double qz)
   {
-    if (v <= minimum)
+    if (v < minimum || (v == minimum && index >= minimumIndex))
     {
       minimum = v;
       minimumIndex = index;
     }
-    if (v >= maximum)
+    if (v > maximum || (v == maximum && index >= maximumIndex))
     {
       maximum = v;
       maximumIndex = index;

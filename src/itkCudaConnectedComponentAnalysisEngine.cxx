@@ -540,6 +540,18 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
       count = in.AnalyzeWholeOrInSlabs(*engine, request, numberOfThreads);
     }
+    catch (const cca::OutOfMemory & e)
+    {
+      // With a feature image the GPU's answer to running out of memory, slabs, is not there (intensity sums are not
+      // merged across cuts): the automatic backend takes the whole image to the CPU engine instead.
+      if (chosen != Backend::Automatic || in.engineBackend == Backend::CPU || !request.feature)
+      {
+        throw;
+      }
+      ReportCPUFallbackOnce(e.what());
+      engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
+      count = in.AnalyzeWholeOrInSlabs(*engine, request, numberOfThreads);
+    }
     in.used = in.engineBackend;
     in.pixels = request.NumberOfPixels();
     in.description = in.Analyzed().GetDescription();

@@ -20,9 +20,10 @@
 //   random    binary random images (densities × granularities, odd sizes, 1×1, 1×N, N×1, both connectivities, 2D
 //             and 3D) with a spacing, an origin and a rotation; feature images of float (mixed signs), short,
 //             unsigned char (many equal values: the minimum's and maximum's index is the last in raster order, as
-//             ITK's `v <= min`) and double: each object's StatisticsLabelObject attributes (but the median and the
-//             histogram, which are not computed) equal ITK's on our label image (itself ITK's, checked), and the
-//             intensity table equals the LabelMap; two updates give bit-identical tables
+//             ITK's `v <= min`), double, and constant ones (every pixel ties): each object's StatisticsLabelObject
+//             attributes (but the median and the histogram, which are not computed) equal ITK's on our label image
+//             (itself ITK's, checked), and the intensity table equals the LabelMap; two updates give bit-identical
+//             tables
 //   selection multi-label input with the per-class clean-up (the largest of each class) and a minimum size: the
 //             statistics of the kept objects, renumbered, equal ITK's on the cleaned label image
 //   real      the bundled MRI volume and CT slice as feature images, their intensity bands as the labels (arguments:
@@ -338,7 +339,11 @@ RandomCase(Backend backend)
          RandomCaseOf<2, Image<double, 2>>(backend, { { 301, 1 } }, 0.5, 2.0, 5) &&
          RandomCaseOf<3, Image<short, 3>>(backend, { { 31, 29, 17 } }, -1024.0, 3000.0, 6) &&
          RandomCaseOf<3, Image<unsigned char, 3>>(backend, { { 40, 33, 21 } }, 0.0, 4.0, 7) &&
-         RandomCaseOf<3, Image<float, 3>>(backend, { { 17, 23, 29 } }, 1.0, 500.0, 8);
+         RandomCaseOf<3, Image<float, 3>>(backend, { { 17, 23, 29 } }, 1.0, 500.0, 8) &&
+         // constant features: every pixel ties, and the last one in raster order must give both indices, also where
+         // a long run (32 pixels or more) precedes short ones among the 32 runs a CUDA warp sums together
+         RandomCaseOf<2, Image<unsigned char, 2>>(backend, { { 300, 41 } }, 5.0, 6.0, 9) &&
+         RandomCaseOf<3, Image<short, 3>>(backend, { { 70, 9, 7 } }, 7.0, 8.0, 10);
 }
 
 bool

@@ -67,6 +67,8 @@ def resolve_properties(properties, intensity=False):
             group = p.split("-")[0] if "-" in p and p.split("-")[0] in known_names else p
             if group in ("all", "basic"):
                 names.extend(ALL if group == "all" else BASIC)
+                if intensity:
+                    names.extend(INTENSITY if group == "all" else INTENSITY_DEFAULT)
                 continue
             if group in INTENSITY and not intensity:
                 raise ValueError(f"property {p!r} needs an intensity image (label(..., intensity=...))")

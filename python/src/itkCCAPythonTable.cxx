@@ -19,6 +19,7 @@
 
 #include "itkCCAParallelFor.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -353,7 +354,11 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
   {
     engine.ComputeLines(request.geometry, lines);
   }
-  const auto     calculator = engine.MakeShapeAttributeCalculator(request.geometry, request.options, lines);
+  // Only for columns other than the intensity ones: the calculator reads the ComponentSums rows, which the CUDA
+  // engine converts from its device arrays for every component.
+  const bool other = std::any_of(targets.begin(), targets.end(), [](const Target & t) { return !t.info->intensity; });
+  const auto calculator =
+    other ? engine.MakeShapeAttributeCalculator(request.geometry, request.options, lines) : nullptr;
   const unsigned threads = request.threads != 0 ? request.threads : std::max(1u, std::thread::hardware_concurrency());
   ParallelForRange(threads, count, 1u << 14, [&](std::uint64_t begin, std::uint64_t end) {
     ShapeAttributes     a;
@@ -368,7 +373,7 @@ FillColumns(CudaConnectedComponentAnalysisEngine & engine, const TableRequest & 
       {
         calculator->Compute(k, a);
       }
-      else
+      else if (other)
       {
         calculator->ComputeBasic(k, a);
       }
