@@ -208,6 +208,10 @@ private:
   void
   PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const LineLayout & layout, Lines & lines) const;
 
+  /** PlaceLines() of every component's runs (ExportLines() without a selection; the intensity stage). */
+  void
+  PlaceLinesByComponent(const LineLayout & layout, Lines & lines) const;
+
   // Writing the labels out (itkCCACPUEngine.cxx).
 
   template <typename TOutput>

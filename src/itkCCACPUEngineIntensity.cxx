@@ -16,8 +16,8 @@
  *
  *=========================================================================*/
 // The intensity stage of the CPU engine's Analyze() (issue 23): every component's pixels of the feature image
-// added in raster order, one pixel after the other, as StatisticsLabelMapFilter walks an object's lines (its
-// sums therefore carry ITK's own rounding), then written as the IntensitySums columns in parallel.
+// added in raster order, one pixel after the other, as StatisticsLabelMapFilter walks an object's lines; the
+// components on the engine's threads, each by one thread, so that the sums do not depend on the thread count.
 
 #include "itkCCACPUEngine.h"
 #include "itkCCAIntensityAccumulator.h"
@@ -25,7 +25,6 @@
 #include "itkCCAParallelFor.h"
 
 #include <cstdint>
-#include <vector>
 
 namespace itk
 {
@@ -42,50 +41,40 @@ CPUEngine::AccumulateIntensities(const Request & request)
   double lowest = 0;
   double highest = 0;
   FeatureValueLimits(request.featureKind, lowest, highest);
-  std::vector<IntensityAccumulator> accumulators(static_cast<std::size_t>(k));
-  for (auto & a : accumulators)
-  {
-    a.Reset(lowest, highest);
-  }
-  const std::uint64_t * component = m_Parent.Data();
+  // Each component's runs together, in raster order (the LabelMap's grouping, in engine index space): then the
+  // components are summed on the engine's threads, each one's pixels in ITK's order, whatever the thread count.
+  LineLayout layout;
+  layout.sizeY = m_Size[1];
+  layout.dimension = m_Dimension;
+  Lines lines;
+  PlaceLinesByComponent(layout, lines);
   DispatchScalarKind(request.featureKind, [&](auto tag) {
     using FeaturePixelType = decltype(tag);
     const auto * feature = static_cast<const FeaturePixelType *>(request.feature);
-    for (const RowBlock & block : m_Blocks)
-    {
-      for (std::uint64_t row = block.firstRow; row < block.endRow; ++row)
+    ParallelForRange(m_NumberOfThreads, k, 1u << 10, [&](std::uint64_t first, std::uint64_t last) {
+      for (std::uint64_t c = first; c < last; ++c)
       {
-        const RowRuns       runs = RunsOfRow(block, row);
-        const std::uint64_t y = row % m_Size[1];
-        const std::uint64_t z = row / m_Size[1];
-        const std::uint64_t rowStart = row * m_Size[0];
-        for (std::uint64_t i = 0; i < runs.count; ++i)
+        const auto &         box = m_Features[static_cast<std::size_t>(c)].boundingBoxMin;
+        IntensityAccumulator a;
+        a.Reset(lowest, highest);
+        for (std::uint64_t l = lines.firstLine[c]; l < lines.firstLine[c + 1]; ++l)
         {
-          const std::uint64_t    c = component[runs.firstId + i];
-          const ComponentSums &  box = m_Features[static_cast<std::size_t>(c)];
-          IntensityAccumulator & a = accumulators[static_cast<std::size_t>(c)];
-          const double           qy = static_cast<double>(y - box.boundingBoxMin[1]);
-          const double           qz = static_cast<double>(z - box.boundingBoxMin[2]);
-          for (std::uint64_t x = runs.runs[i].begin; x < runs.runs[i].end; ++x)
+          const auto &        index = lines.index[l];
+          const std::uint64_t x0 = static_cast<std::uint64_t>(index[0]);
+          const std::uint64_t y = static_cast<std::uint64_t>(index[1]);
+          const std::uint64_t z = static_cast<std::uint64_t>(index[2]);
+          const std::uint64_t rowStart = (y + z * m_Size[1]) * m_Size[0];
+          const double        qy = static_cast<double>(y - box[1]);
+          const double        qz = static_cast<double>(z - box[2]);
+          for (std::uint64_t x = x0; x < x0 + lines.length[l]; ++x)
           {
-            a.Add(static_cast<double>(feature[rowStart + x]),
-                  rowStart + x,
-                  static_cast<double>(x - box.boundingBoxMin[0]),
-                  qy,
-                  qz);
+            a.Add(static_cast<double>(feature[rowStart + x]), rowStart + x, static_cast<double>(x - box[0]), qy, qz);
           }
         }
+        const std::uint64_t reference[3] = { box[0], box[1], box[2] };
+        StoreIntensityColumns(a, c, k, reference, m_Intensity.values.data(), m_Intensity.integers.data());
       }
-    }
-  });
-  ParallelForRange(m_NumberOfThreads, k, 1u << 14, [&](std::uint64_t first, std::uint64_t last) {
-    for (std::uint64_t c = first; c < last; ++c)
-    {
-      const auto & box = m_Features[static_cast<std::size_t>(c)].boundingBoxMin;
-      const std::uint64_t reference[3] = { box[0], box[1], box[2] };
-      StoreIntensityColumns(
-        accumulators[static_cast<std::size_t>(c)], c, k, reference, m_Intensity.values.data(), m_Intensity.integers.data());
-    }
+    });
   });
 }
 

@@ -146,6 +146,13 @@ CPUEngine::PlaceLines(const TGroupOf & groupOf, std::size_t numGroups, const Lin
 }
 
 void
+CPUEngine::PlaceLinesByComponent(const LineLayout & layout, Lines & lines) const
+{
+  const std::uint64_t * component = m_Parent.Data(); // each run's component
+  PlaceLines([component](std::uint64_t id) { return component[id]; }, m_Features.size(), layout, lines);
+}
+
+void
 CPUEngine::ExportLines(const LineLayout & layout, const RunSelection & selection, unsigned numberOfThreads,
                        Lines & lines)
 {
@@ -160,7 +167,7 @@ CPUEngine::ExportLines(const LineLayout & layout, const RunSelection & selection
     const std::uint64_t * component = m_Parent.Data(); // each run's component
     if (selection.newIndex == nullptr)
     {
-      PlaceLines([component](std::uint64_t id) { return component[id]; }, m_Features.size(), layout, lines);
+      PlaceLinesByComponent(layout, lines);
     }
     else
     {
