@@ -25,7 +25,8 @@
 //             (itself ITK's, checked), and the intensity table equals the LabelMap; two updates give bit-identical
 //             tables
 //   selection multi-label input with the per-class clean-up (the largest of each class) and a minimum size: the
-//             statistics of the kept objects, renumbered, equal ITK's on the cleaned label image
+//             statistics of the kept objects, renumbered, equal ITK's on the cleaned label image; the same bits on
+//             1 and 5 work units
 //   real      the bundled MRI volume and CT slice as feature images, their intensity bands as the labels (arguments:
 //             the two files)
 //   refusals  a feature image of another size, with a MemoryBudget, of a vector pixel type, and the table without a
@@ -367,6 +368,18 @@ SelectionCase(Backend backend)
   bool ok = filter->GetObjectCount() == 3 &&
             SameStatistics<D>(filter->GetLabelMap(), filter->GetIntensityFeatureTable(), filter->GetOutput(),
                               feature.GetPointer(), "per-class largest");
+  // The same bits on one work unit and on five (the CPU engine sums each component on one thread).
+  const vnl_matrix<double> table = filter->GetIntensityFeatureTable();
+  for (const unsigned units : { 1u, 5u })
+  {
+    filter->SetNumberOfWorkUnits(units);
+    filter->Update();
+    if (!BitIdentical(table, filter->GetIntensityFeatureTable()))
+    {
+      std::cerr << "per-class largest: the intensity table differs on " << units << " work units" << std::endl;
+      ok = false;
+    }
+  }
   filter->SetNumberOfObjectsToKeep(0);
   filter->PerClassOff();
   filter->SetMinimumObjectSize(5);
