@@ -273,6 +273,20 @@ SameStatistics(const StatisticsMap<D> * ours, const vnl_matrix<double> & table, 
   return ok;
 }
 
+/** Labels and statistics of `input` with `feature` on `backend`. */
+template <typename TInput, typename TFeature>
+auto
+AnalyzeWithFeature(const TInput * input, const TFeature * feature, Backend backend, bool fully)
+{
+  auto filter = FilterOf<TInput, TInput::ImageDimension>::New();
+  filter->SetInput(input);
+  filter->SetFeatureImage(feature);
+  filter->SetBackend(backend);
+  filter->SetFullyConnected(fully);
+  filter->Update();
+  return filter;
+}
+
 /** Whether two tables are equal bit for bit (NaN included). */
 bool
 BitIdentical(const vnl_matrix<double> & a, const vnl_matrix<double> & b)
@@ -301,12 +315,7 @@ RandomCaseOf(Backend backend, const typename LabelImage<D>::SizeType & size, dou
         std::ostringstream what;
         what << D << "D " << size << " d=" << density << " g=" << granularity << (fully ? " full" : " face") << " "
              << typeid(typename TFeature::PixelType).name();
-        auto filter = FilterOf<InputType, D>::New();
-        filter->SetInput(input);
-        filter->SetFeatureImage(feature);
-        filter->SetBackend(backend);
-        filter->SetFullyConnected(fully);
-        filter->Update();
+        auto filter = AnalyzeWithFeature(input.GetPointer(), feature.GetPointer(), backend, fully);
         // Our label image is ITK's (checked here too, as the statistics are compared on it).
         auto itkLabels = ConnectedComponentImageFilter<InputType, LabelImage<D>>::New();
         itkLabels->SetInput(input);
@@ -422,12 +431,7 @@ RealCaseOf(Backend backend, const std::string & fileName)
   bool ok = true;
   for (const bool fully : { false, true })
   {
-    auto filter = FilterOf<InputType, D>::New();
-    filter->SetInput(input);
-    filter->SetFeatureImage(feature);
-    filter->SetBackend(backend);
-    filter->SetFullyConnected(fully);
-    filter->Update();
+    auto              filter = AnalyzeWithFeature(input.GetPointer(), feature, backend, fully);
     const std::string what = fileName + (fully ? " full" : " face");
     std::cout << what << ": " << filter->GetObjectCount() << " components" << std::endl;
     ok = ok && filter->GetObjectCount() > 10 &&

@@ -43,6 +43,20 @@ def _analyze(analysis, inp, image, mask, fully, backend, device, threads, min_si
     return count
 
 
+def _companion(array, name, inp):
+    """An array that goes with the image (the mask, the intensity image): None, or its input, checked to have the
+    image's shape and to be where the image is."""
+    if array is None:
+        return None
+    companion = _arrays.as_input(array, name)
+    if companion.shape != inp.shape:
+        raise ValueError(f"{name}: shape {companion.shape} differs from the image's {inp.shape}")
+    if companion.device != inp.device:
+        where = "host memory" if inp.device < 0 else f"CUDA device {inp.device}"
+        raise ValueError(f"{name}: must be where the image is ({where})")
+    return companion
+
+
 def _non_negative(value, name):
     value = int(value)
     if value < 0:
@@ -214,14 +228,7 @@ def label(
                            per_class=per_class, class_values=class_values)
     inp = _arrays.as_input(image, "image")
     fully = _fully_connected(connectivity, inp.ndim)
-    mask_input = None
-    if mask is not None:
-        mask_input = _arrays.as_input(mask, "mask")
-        if mask_input.shape != inp.shape:
-            raise ValueError(f"mask: shape {mask_input.shape} differs from the image's {inp.shape}")
-        if mask_input.device != inp.device:
-            where = "host memory" if inp.device < 0 else f"CUDA device {inp.device}"
-            raise ValueError(f"mask: must be where the image is ({where})")
+    mask_input = _companion(mask, "mask", inp)
     if keep_largest is True:
         keep_largest = 1
     keep = int(keep_largest or 0)
@@ -234,14 +241,7 @@ def label(
             "backend='cpu' with an array on the GPU: the CPU engine cannot read GPU memory; "
             "copy it to the host first (e.g. .get() or .cpu()) or use backend='auto'/'cuda'"
         )
-    intensity_input = None
-    if intensity is not None:
-        intensity_input = _arrays.as_input(intensity, "intensity")
-        if intensity_input.shape != inp.shape:
-            raise ValueError(f"intensity: shape {intensity_input.shape} differs from the image's {inp.shape}")
-        if intensity_input.device != inp.device:
-            where = "host memory" if inp.device < 0 else f"CUDA device {inp.device}"
-            raise ValueError(f"intensity: must be where the image is ({where})")
+    intensity_input = _companion(intensity, "intensity", inp)
     start, itk_spacing, origin, direction = _geometry(inp, spacing)
     names = _table.resolve_properties(properties, intensity=intensity is not None) if return_table else []
     if multilabel and return_table:
