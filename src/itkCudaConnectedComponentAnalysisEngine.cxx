@@ -529,22 +529,15 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     {
       count = in.AnalyzeWholeOrInSlabs(*engine, request, numberOfThreads);
     }
-    catch (const cca::Unavailable & e)
+    catch (const cca::Error & e)
     {
-      // Only the automatic backend may change engines, and only for a reason the CPU engine does not share.
-      if (chosen != Backend::Automatic || in.engineBackend == Backend::CPU)
-      {
-        throw;
-      }
-      ReportCPUFallbackOnce(e.what());
-      engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
-      count = in.AnalyzeWholeOrInSlabs(*engine, request, numberOfThreads);
-    }
-    catch (const cca::OutOfMemory & e)
-    {
-      // With a feature image the GPU's answer to running out of memory, slabs, is not there (intensity sums are not
-      // merged across cuts): the automatic backend takes the whole image to the CPU engine instead.
-      if (chosen != Backend::Automatic || in.engineBackend == Backend::CPU || !request.feature)
+      // Only the automatic backend may change engines, and only for a reason the CPU engine does not share: the
+      // GPU unavailable, or (a feature image, whose intensity sums are not merged across slabs, the GPU's own
+      // answer to running out of memory) the GPU's memory exhausted.
+      const bool unavailable = dynamic_cast<const cca::Unavailable *>(&e) != nullptr;
+      const bool outOfMemory = dynamic_cast<const cca::OutOfMemory *>(&e) != nullptr;
+      if (chosen != Backend::Automatic || in.engineBackend == Backend::CPU ||
+          !(unavailable || (outOfMemory && request.feature)))
       {
         throw;
       }

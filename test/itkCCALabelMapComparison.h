@@ -66,6 +66,32 @@ Close(double ours, double itk, double scale, const std::string & what, double ab
   return true;
 }
 
+/** Principal axes (rows of `ours` against ITK's `itk`, D × D) equal to `Close(.., scale, .., absoluteFloor)`, each
+ * row up to its sign: an eigenvector's sign is not part of the eigenproblem (see CompareLabelMaps). Sets `flipped`
+ * where a row's sign differs. */
+template <unsigned D, typename TMatrix>
+bool
+CloseAxesUpToSign(const TMatrix & ours, const TMatrix & itk, double scale, double absoluteFloor, const std::string & what,
+                  bool & flipped)
+{
+  bool ok = true;
+  for (unsigned i = 0; i < D; ++i)
+  {
+    double dot = 0;
+    for (unsigned j = 0; j < D; ++j)
+    {
+      dot += ours[i][j] * itk[i][j];
+    }
+    const double sign = dot < 0 ? -1.0 : 1.0;
+    flipped = flipped || dot < 0;
+    for (unsigned j = 0; j < D; ++j)
+    {
+      ok = Close(sign * ours[i][j], itk[i][j], scale, what, absoluteFloor) && ok;
+    }
+  }
+  return ok;
+}
+
 /** `momentScale`: the largest squared physical coordinate |p|²max (ITK's moment residue scales with it). */
 template <typename TLabelMap>
 bool
@@ -190,21 +216,8 @@ CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perim
     {
       const auto & oa = o->GetPrincipalAxes();
       const auto & ra = r->GetPrincipalAxes();
-      for (unsigned i = 0; i < D; ++i)
-      {
-        double dot = 0;
-        for (unsigned j = 0; j < D; ++j)
-        {
-          dot += oa[i][j] * ra[i][j];
-        }
-        const double sign = dot < 0 ? -1.0 : 1.0;
-        flippedAxes = flippedAxes || dot < 0;
-        for (unsigned j = 0; j < D; ++j)
-        {
-          // eigenvector accuracy degrades as 1/gap
-          ok = Close(sign * oa[i][j], ra[i][j], 1.0 / std::min(1.0, gap), w + " PrincipalAxes") && ok;
-        }
-      }
+      // eigenvector accuracy degrades as 1/gap
+      ok = CloseAxesUpToSign<D>(oa, ra, 1.0 / std::min(1.0, gap), 0, w + " PrincipalAxes", flippedAxes) && ok;
       if (flippedAxes)
       {
         ++counters.axesSignFlipped;

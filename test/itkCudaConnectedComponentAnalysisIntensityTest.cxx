@@ -225,23 +225,11 @@ SameStatistics(const StatisticsMap<D> * ours, const vnl_matrix<double> & table, 
         }
         if (gap > 1e-6)
         {
-          const auto & oa = o->GetWeightedPrincipalAxes();
-          const auto & ra = r->GetWeightedPrincipalAxes();
-          for (unsigned i = 0; i < D; ++i)
-          {
-            double dot = 0;
-            for (unsigned j = 0; j < D; ++j)
-            {
-              dot += oa[i][j] * ra[i][j];
-            }
-            const double sign = dot < 0 ? -1.0 : 1.0;
-            for (unsigned j = 0; j < D; ++j)
-            {
-              // an axis moves by the moments' error over their gap
-              ok = Close(sign * oa[i][j], ra[i][j], 1, w + " WeightedPrincipalAxes", 10 * residue / (gap * largest)) &&
-                   ok;
-            }
-          }
+          // an axis moves by the moments' error over their gap
+          bool flipped = false;
+          ok = CloseAxesUpToSign<D>(o->GetWeightedPrincipalAxes(), r->GetWeightedPrincipalAxes(), 1,
+                                    10 * residue / (gap * largest), w + " WeightedPrincipalAxes", flipped) &&
+               ok;
         }
       }
     }
