@@ -33,11 +33,18 @@ os.environ.setdefault("DASK_LOGGING__DISTRIBUTED", "warning")  # the workers inh
 SEED = 26
 
 
+GRANULARITY = int(os.environ.get("TWO_GPUS_GRANULARITY", "1"))
+
+
 def planes(z0, z1, shape, density):
-    """Planes z0..z1 of the volume: plane z from its own seed, so any chunking makes the same volume."""
+    """Planes z0..z1 of the volume: plane z from its own seed (that of z // granularity), so any chunking makes the
+    same volume; with granularity g the benchmark's blocks of g³ pixels (the environment carries g to the workers)."""
+    g = GRANULARITY
     out = np.empty((z1 - z0,) + tuple(shape), np.uint8)
+    coarse = tuple(-(-s // g) for s in shape)
     for z in range(z0, z1):
-        out[z - z0] = np.random.default_rng([SEED, z]).random(tuple(shape), dtype=np.float32) < density
+        plane = np.random.default_rng([SEED, z // g]).random(coarse, dtype=np.float32) < density
+        out[z - z0] = np.repeat(np.repeat(plane, g, 0), g, 1)[: shape[0], : shape[1]]
     return out
 
 
@@ -90,10 +97,11 @@ def run(name, devices, args, shape, ref_table, ref_digests, cupy_chunks):
     import dask
     import dask.array as da
     import distributed
+    from dask.utils import key_split
 
     import cudacca
 
-    env = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+    env = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1", "TWO_GPUS_GRANULARITY": str(GRANULARITY)}
     specs = {f"w{i}": {"cls": distributed.Nanny,
                        "options": {"nthreads": 1, "memory_limit": 0, "env": dict(env, CUDA_VISIBLE_DEVICES=str(d))}}
              for i, d in enumerate(devices)}
@@ -131,9 +139,15 @@ def run(name, devices, args, shape, ref_table, ref_digests, cupy_chunks):
                 end = time.perf_counter()
         finally:
             dask.compute = compute
-        per_worker = {}
+        per_worker, per_function = {}, {}
         for task in stream.data:
             per_worker[task["worker"]] = per_worker.get(task["worker"], 0) + 1
+            # Where the workers' time goes: compute seconds per task function (_chunk_summary, _boundary_pairs,
+            # _relabel_chunk, ...), summed over the workers.
+            prefix = key_split(task["key"])
+            for part in task.get("startstops", ()):
+                if part.get("action") == "compute":
+                    per_function[prefix] = per_function.get(prefix, 0.0) + part["stop"] - part["start"]
         digests = dask.compute([dask.delayed(digest)(b) for b in labels.to_delayed().ravel()])[0]
         table = {k: (v.get() if hasattr(v, "get") else np.asarray(v)) for k, v in table.items()}
     same_table = set(table) == set(ref_table) and all(np.array_equal(table[k], ref_table[k]) for k in ref_table)
@@ -145,12 +159,14 @@ def run(name, devices, args, shape, ref_table, ref_digests, cupy_chunks):
            "Gvoxels_per_s": voxels / seconds / 1e9,
            # bytes over PCIe with host chunks: the chunk up in step 1 and again in step 2, the labels down
            "pcie_GB_per_s": (2 * voxels + voxels * 4) / seconds / 1e9 if not cupy_chunks else None,
-           "tasks_per_worker": per_worker, "input_chunks_per_worker": held, "components": int(len(table["label"])),
+           "tasks_per_worker": per_worker, "compute_s_per_function": per_function, "input_chunks_per_worker": held, "components": int(len(table["label"])),
            "identical_table": bool(same_table), "identical_labels": bool(same_labels)}
     print(f"{name} [{row['chunks']} chunks]: {seconds:.3f} s (step 1 {row['step1_chunks_s']:.3f}, merge "
           f"{row['merge_on_client_s']:.3f}, step 2 {row['step2_relabel_s']:.3f}), {row['Gvoxels_per_s']:.2f} Gvox/s, "
           f"tasks per worker {list(per_worker.values())}, identical table {same_table}, labels {same_labels}",
           flush=True)
+    print("  worker compute seconds per function: " +
+          ", ".join(f"{k} {v:.3f}" for k, v in sorted(per_function.items(), key=lambda kv: -kv[1])), flush=True)
     return row
 
 
@@ -159,12 +175,16 @@ def main():
     p.add_argument("--side", type=int, default=1024)
     p.add_argument("--chunk", type=int, default=64, help="planes per chunk (slowest axis)")
     p.add_argument("--density", type=float, default=0.3)
+    p.add_argument("--granularity", type=int, default=1, help="blocks of g³ pixels, as the benchmark's g")
     p.add_argument("--connectivity", default="face")
     p.add_argument("--budget", type=float, default=1e9, help="the reference's forced memory_budget, bytes")
     p.add_argument("--chunks", default="numpy,cupy", help="chunk types to run: numpy, cupy or both")
     p.add_argument("--json", default="two-gpus.json")
     p.add_argument("--backend", default="cuda", help="cpu: a dry run of the script without a GPU")
     args = p.parse_args()
+    global GRANULARITY
+    GRANULARITY = args.granularity
+    os.environ["TWO_GPUS_GRANULARITY"] = str(args.granularity)  # the workers' planes()
     import cudacca
 
     shape = (args.side, args.side, args.side)
@@ -179,7 +199,7 @@ def main():
     del image, ref_labels
     print(f"reference: in-process, GPU 0, memory_budget {args.budget:.3g} B (volume {np.prod(shape) * 5 / 1e9:.2f} GB "
           f"in + labels): {ref_seconds:.3f} s, {len(ref_table['label'])} components", flush=True)
-    summary = {"side": args.side, "chunk": args.chunk, "density": args.density, "connectivity": args.connectivity,
+    summary = {"side": args.side, "chunk": args.chunk, "density": args.density, "granularity": args.granularity, "connectivity": args.connectivity,
                "budget": args.budget, "reference_seconds": ref_seconds, "components": int(len(ref_table["label"])),
                "pcie": pcie_bound() if args.backend != "cpu" else None, "rows": {}}
     print("pcie:", summary["pcie"], flush=True)

@@ -19,6 +19,7 @@ table, without ever gathering the volume. Three steps:
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -46,6 +47,62 @@ def _label_chunk(chunk, fully, background, backend, device, threads, multilabel=
                         multilabel=multilabel)
 
 
+# The chunk's labels appear in raster order (1 first, then 2, ...): label j's first pixel is where the running
+# maximum of the labels first reaches j. Both finders below use that; neither sorts, nor sends a large component's
+# pixels all to one address (a scatter-min over every pixel did: 0.4 s per 64 M-pixel chunk on an H100).
+_SEGMENT = 256  # pixels per GPU thread
+
+
+def _first_pixels(flat, k, block=1 << 20):
+    """Each label's first flat index on the host, block by block (cache-sized, no whole-chunk temporaries); a block
+    without a new label costs one max."""
+    first = np.empty(k, np.int64)
+    top = 0
+    for start in range(0, flat.size, block):
+        part = flat[start:start + block]
+        high = int(part.max()) if part.size else 0
+        if high <= top:
+            continue
+        running = np.maximum.accumulate(part)
+        first[top:high] = start + np.searchsorted(running, np.arange(top + 1, high + 1), side="left")
+        top = high
+    return first
+
+
+@functools.lru_cache(maxsize=None)
+def _first_pixel_kernel(ctype):
+    """A thread walks _SEGMENT pixels keeping their running maximum; where it steps up it may be the label's first
+    pixel (every true first pixel is such a step), and an atomic minimum keeps the smallest: one atomic per step,
+    at most a few per thread, not one per pixel."""
+    import cupy
+
+    return cupy.RawKernel(r"""
+extern "C" __global__ void first_pixel(const %(t)s* labels, long long n, unsigned long long* first) {
+  long long begin = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * %(seg)d;
+  if (begin >= n) return;
+  long long end = begin + %(seg)d < n ? begin + %(seg)d : n;
+  %(t)s top = 0;
+  for (long long i = begin; i < end; ++i) {
+    %(t)s v = labels[i];
+    if (v > top) { top = v; atomicMin(first + (v - 1), (unsigned long long)i); }
+  }
+}""" % {"t": ctype, "seg": _SEGMENT}, "first_pixel")
+
+
+def _first_pixels_gpu(labels, k):
+    """Each label's first flat index, found on the chunk's GPU."""
+    import cupy
+
+    ctype = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}[labels.dtype.itemsize]
+    with labels.device:  # the chunk's GPU, not the current one
+        flat = cupy.ascontiguousarray(labels).ravel()
+        first = cupy.full(k, flat.size, cupy.uint64)
+        threads = -(-flat.size // _SEGMENT)
+        if k and threads:
+            _first_pixel_kernel(ctype)(((threads + 255) // 256,), (256,), (flat, cupy.int64(flat.size), first))
+        return first.get().astype(np.int64)
+
+
 def _chunk_summary(chunk, start, fully, background, backend, device, threads, multilabel=False):
     """Step 1 for one chunk at `start` (its first index per axis): count, first pixels (global raster index),
     pixel counts, global index sums and bounding boxes (array axis order), its labels on its faces, and with
@@ -54,22 +111,7 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads, mu
     table = {name: _host(column) for name, column in table.items()}  # K rows: small next to the chunk
     k = len(table["label"])
     d = labels.ndim
-    if _is_cupy(labels):
-        # Each label's first pixel, found on the GPU: the smallest flat index holding it.
-        import cupy
-        import cupyx
-
-        with labels.device:  # the chunk's GPU, not the current one
-            flat = labels.ravel()
-            where = cupy.flatnonzero(flat)
-            first_device = cupy.full(k, flat.size, cupy.uint64)  # scatter_min takes (u)int32, uint64, floats
-            cupyx.scatter_min(first_device, flat[where].astype(cupy.int64) - 1, where.astype(cupy.uint64))
-            first = first_device.get().astype(np.int64)
-    else:
-        # The chunk's labels appear in raster order (1 first, then 2, ...): each one's first pixel is where the
-        # running maximum steps up. One pass, no sort.
-        running = np.maximum.accumulate(labels.ravel())
-        first = np.flatnonzero(np.diff(running, prepend=running.dtype.type(0)))
+    first = _first_pixels_gpu(labels, k) if _is_cupy(labels) else _first_pixels(labels.ravel(), k)
     local = np.unravel_index(first, labels.shape)
     n = np.asarray(table["num_pixels"], dtype=np.uint64)
     summary = {
@@ -115,8 +157,20 @@ def _face_plane(faces, shape):
 def _boundary_pairs(before_faces, after_faces, shape, fully):
     """The coded label pairs that touch across one chunk boundary, each once (a Dask task: the faces stay on the
     workers, only the pairs reach the caller)."""
-    return np.unique(_touching_pairs(_face_plane(before_faces, shape), _face_plane(after_faces, shape), fully),
-                     axis=1)
+    return _unique_pairs(_touching_pairs(_face_plane(before_faces, shape), _face_plane(after_faces, shape), fully))
+
+
+def _unique_pairs(pairs):
+    """np.unique(pairs, axis=1) (the same pairs in the same order), ten times faster: each row ranked by a 1-D
+    unique, the pair of ranks as one int64 sorted once (axis=1 sorts a structured view, 0.2 s per million pixels of
+    face; with full connectivity 2 s per 1024² boundary)."""
+    if pairs.shape[1] == 0:
+        return pairs
+    a_values, a_rank = np.unique(pairs[0], return_inverse=True)
+    b_values, b_rank = np.unique(pairs[1], return_inverse=True)
+    width = np.int64(len(b_values))
+    key = np.unique(a_rank.astype(np.int64).ravel() * width + b_rank.astype(np.int64).ravel())
+    return np.stack([a_values[key // width], b_values[key % width]])
 
 
 def _without_faces(summary):
@@ -136,8 +190,13 @@ def _touching_pairs(before, after, fully):
         a = before[tuple(a_slices)].ravel()
         b = after[tuple(b_slices)].ravel()
         both = (a > 0) & (b > 0)
-        if both.any():
-            pairs.append(np.stack([a[both], b[both]]))
+        a, b = a[both], b[both]
+        if a.size:
+            # A pair repeats along the rows of a face (an object's pixels side by side): drop the repeats next to
+            # each other before the sort.
+            new = np.ones(a.size, bool)
+            new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
+            pairs.append(np.stack([a[new], b[new]]))
     return np.concatenate(pairs, axis=1) if pairs else np.zeros((2, 0), np.int64)
 
 

@@ -151,6 +151,58 @@ def test_dask_empty_chunks_and_bad_arguments():
         cudacca.label(da.zeros((2, 2, 2, 2), chunks=1), connectivity=8)
 
 
+def _first_pixels_by_definition(flat, k):
+    """Each label's first flat index, by its definition: the smallest index holding it."""
+    first = np.full(k, flat.size, np.int64)
+    np.minimum.at(first, flat[flat > 0].astype(np.int64) - 1, np.flatnonzero(flat))
+    return first
+
+
+@pytest.mark.parametrize("shape, density, granularity", [((1,), 1.0, 1), ((1,), 0.0, 1), ((300,), 0.5, 1),
+                                                         ((33, 70), 0.9, 1), ((40, 50, 60), 0.3, 1),
+                                                         ((40, 50, 60), 0.6, 4)])
+def test_first_pixels_of_a_chunk(shape, density, granularity):
+    """The chunk summary's first pixel of every label (the global numbering rests on it), found block by block from
+    the running maximum: equal to the smallest index of each label, with blocks smaller and larger than a row."""
+    from cudacca import _dask
+
+    flat = cudacca.label(random_image(shape, density, granularity, seed=sum(shape)), backend="cpu").ravel()
+    k = int(flat.max()) if flat.size else 0
+    expected = _first_pixels_by_definition(flat, k)
+    for block in (1, 7, 64, 1 << 20):
+        np.testing.assert_array_equal(_dask._first_pixels(flat, k, block=block), expected)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 5000])
+def test_unique_pairs_as_numpy_gives_them(n):
+    """The boundary's touching pairs made unique through ranks: the pairs np.unique(axis=1) gives, in its order,
+    codes above 2^32 (chunk number * 2^32 + label) included."""
+    from cudacca import _dask
+
+    rng = np.random.default_rng(n)
+    pairs = rng.integers(1, 40, size=(2, n)) + (rng.integers(0, 4, size=(2, n)) << 32)
+    np.testing.assert_array_equal(_dask._unique_pairs(pairs), np.unique(pairs, axis=1))
+
+
+def test_first_pixels_of_a_cupy_chunk():
+    """The same on the GPU (a thread per 256 pixels, an atomic minimum where its running maximum steps up), for
+    every label width the chunk may have."""
+    cupy = pytest.importorskip("cupy")
+    if not cudacca.cuda_available()[0]:
+        pytest.skip("no usable GPU")
+    from cudacca import _dask
+
+    for shape, density, granularity in (((1,), 1.0, 1), ((255,), 0.5, 1), ((257,), 0.5, 1), ((40, 50, 60), 0.3, 1),
+                                        ((64, 256, 256), 0.6, 4)):
+        labels = cudacca.label(random_image(shape, density, granularity, seed=sum(shape)), backend="cpu")
+        k = int(labels.max())
+        expected = _first_pixels_by_definition(labels.ravel(), k)
+        for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
+            if k <= np.iinfo(dtype).max:
+                np.testing.assert_array_equal(_dask._first_pixels_gpu(cupy.asarray(labels.astype(dtype)), k),
+                                              expected, err_msg=f"{shape} {dtype}")
+
+
 def test_dask_cupy_chunks_stay_on_the_gpu():
     """A Dask array of CuPy chunks: each chunk labelled on the GPU where it is, the labels CuPy chunks again; only
     the per-chunk tables and faces come to the host. The result is the in-memory one."""
