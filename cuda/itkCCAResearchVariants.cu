@@ -16,8 +16,9 @@
  *
  *=========================================================================*/
 // The research library's registration of the paper's other feature variants (FLSL+OTF, FLSL, naive), each
-// in its own file (itkCCAFeatureVariant<Name>.cu).
+// in its own file (itkCCAFeatureVariant<Name>.cu), and of the direct algorithms (itkCCADirect<Name>.cu).
 #include "itkCCABenchmark.h"
+#include "itkCCADirectAlgorithm.cuh"
 #include "itkCCAFeatureVariant.cuh"
 
 namespace itk
@@ -31,6 +32,11 @@ RegisterResearchFeatureVariants()
   cuda::RegisterFeatureVariant(FeatureAlgorithm::OnTheFlyMerge, &cuda::CreateOnTheFlyMergeVariant);
   cuda::RegisterFeatureVariant(FeatureAlgorithm::RunAtomics, &cuda::CreateRunAtomicsVariant);
   cuda::RegisterFeatureVariant(FeatureAlgorithm::PixelAtomics, &cuda::CreatePixelAtomicsVariant);
+  // The seed papers' other labeling algorithms (issue 28), each its own pipeline: BenchmarkDirectAlgorithm().
+  cuda::RegisterDirectAlgorithm("buf", &cuda::CreateBlockUnionFind);
+  cuda::RegisterDirectAlgorithm("ha4", &cuda::CreateHA4);
+  cuda::RegisterDirectAlgorithm("ha4-otf", &cuda::CreateHA4OnTheFly);
+  cuda::RegisterDirectAlgorithm("ha4-cd", &cuda::CreateHA4ConflictDetection);
 }
 
 } // namespace cca

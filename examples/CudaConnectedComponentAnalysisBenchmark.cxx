@@ -258,6 +258,23 @@ Benchmark(int argc, char * argv[])
             record(name, v.featuresMs, v.components);
           }
         }
+        // The seeds' direct algorithms (issue 28) at their own connectivity: their CCA (features, as mode a times
+        // ours), their CCL in their own numbering, and with the raster-order relabel that makes it ours.
+        for (const auto & name : has('a') ? opt.direct : std::vector<std::string>{})
+        {
+          if (itk::cca::DirectAlgorithmFullyConnected(name) != fully)
+          {
+            continue;
+          }
+          const auto v = itk::cca::BenchmarkDirectAlgorithm(
+            name, image->GetBufferPointer(), opt.size, opt.size, 0, opt.warmup, opt.runs, false);
+          record("ccl-" + name, v.labelsMs, v.components);
+          record("ccl-" + name + "-raster", v.labelsInRasterOrderMs, v.components);
+          if (v.computesFeatures)
+          {
+            record("a-" + name, v.featuresMs, v.components);
+          }
+        }
       }
       if (gpu && has('c') && WantsConnectivity(opt.cpuConnectivity, fully))
       {
@@ -408,7 +425,7 @@ Benchmark(int argc, char * argv[])
   }
 
   // Table: Gpix/s averaged over densities per g (from the minimum time; median in parentheses).
-  const std::vector<std::pair<std::string, std::string>> modeNames = {
+  std::vector<std::pair<std::string, std::string>> modeNames = {
     { "a-naive", "a: naive (pixel atomics)" },
     { "a-flsl", "a: FLSL (run atomics)" },
     { "a-otf", "a: FLSL+OTF" },
@@ -419,6 +436,12 @@ Benchmark(int argc, char * argv[])
     { "d", "d: ITK CC + LabelImageToShapeLabelMap" },
     { "e", "e: our CPU engine via ITK filter" }
   };
+  for (const auto & name : opt.direct)
+  {
+    modeNames.insert(modeNames.begin() + 3, { { "a-" + name, "a: " + name + " features (CCA)" },
+                                              { "ccl-" + name, "ccl: " + name + " labels, its own numbering" },
+                                              { "ccl-" + name + "-raster", "ccl: " + name + " labels, raster order" } });
+  }
   nlohmann::json summary = nlohmann::json::array();
   if (sweep) // the table of modes a-e
   {
@@ -481,6 +504,10 @@ Benchmark(int argc, char * argv[])
   if (has('i'))
   {
     RunIntensityBenchmark(userPath, report);
+  }
+  if (gpu && !opt.directImages.empty())
+  {
+    RunDirectOnImages(opt.directImages, opt.direct, opt.warmup, opt.runs, report);
   }
   if (has('l'))
   {

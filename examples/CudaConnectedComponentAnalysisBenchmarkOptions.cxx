@@ -37,6 +37,9 @@ const char * const Usage =
   "  --connectivity 4|8|both (in 3D: 4 = 6, 8 = 26)         --cpu-connectivity 4|8|both (mode d, e)\n"
   "  --series all|g1|g4|g16|ones                              --densities 0.1,0.5,...\n"
   "  --variants 0|1       modes a: also naive, FLSL, OTF      --labelmap 0|1  modes c, e: LabelMap too\n"
+  "  --direct buf,ha4,ha4-otf,ha4-cd  mode a: also the seeds' direct algorithms at their connectivity (CCA\n"
+  "                       features; CCL labels in their own numbering and in raster order)\n"
+  "  --direct-images F,G  ours and the --direct algorithms on real images (a slice above its mean)\n"
   "  --dimensions 2,3     mode u                              --granularities 1,4,16 (mode u)\n"
   "  --itk 0|1            mode u: ITK's pipeline too          --cpu-engine 0|1 (mode u)\n"
   "  --work-units N       mode u: the filter's NumberOfWorkUnits (default: ITK's)\n"
@@ -130,6 +133,12 @@ ParseBenchmarkOptions(int argc, char * argv[], Options & opt, UserPathOptions & 
       opt.json = value;
     else if (key == "--variants")
       opt.variants = value == "1";
+    else if (key == "--direct" || key == "--direct-images")
+    {
+      std::istringstream list(value);
+      for (std::string item; std::getline(list, item, ',');)
+        (key == "--direct" ? opt.direct : opt.directImages).push_back(item);
+    }
     else if (key == "--labelmap")
       opt.labelMap = value == "1";
     else if (key == "--series")

@@ -63,4 +63,11 @@ RunPostProcessingBenchmark(const UserPathOptions & options, nlohmann::json & rep
 void
 RunIntensityBenchmark(const UserPathOptions & options, nlohmann::json & report);
 
+/** --direct-images (issue 28; CudaConnectedComponentAnalysisDirectImages.cxx): each file's (middle) slice made
+ * binary above its mean, labelled device-resident by our CUDA engine and by each direct algorithm of
+ * `algorithms`. Fills report["direct_images"]. */
+void
+RunDirectOnImages(const std::vector<std::string> & files, const std::vector<std::string> & algorithms, int warmup,
+                  int runs, nlohmann::json & report);
+
 #endif

@@ -26,6 +26,9 @@
 
 #include "itkCCAEngine.h"
 
+#include <string>
+#include <vector>
+
 namespace itk
 {
 namespace cca
@@ -61,9 +64,48 @@ struct TransferRates
 TransferRates
 BenchmarkCudaTransfers(int deviceId, std::uint64_t bytes, int timedRuns);
 
+/** The seed papers' other labeling algorithms (issue 28), for the benchmark only, each with its own kernels on a
+ * device-resident 2-D image of 8-bit pixels (non-zero: foreground), by name: "buf" (Allegretti et al. 2019, the
+ * block-based union-find, 8-connectivity, labels only). Each run is timed with CUDA events twice: the algorithm as
+ * its paper has it (its own label numbering), and with the labels then put into raster order (ITK's numbering:
+ * 1..K by each component's first pixel), so that they can be compared pixel for pixel. */
+struct DirectLabelingTimings
+{
+  std::string         device;
+  std::string         algorithm;
+  bool                fullyConnected = false;
+  bool                computesFeatures = false; ///< a CCA algorithm (HA4 and its variants), not BUF
+  std::uint64_t       components = 0;
+  std::vector<double> labelsMs;              ///< CCL: the label image in the algorithm's own numbering
+  std::vector<double> labelsInRasterOrderMs; ///< the same plus the raster-order relabel
+  std::vector<double> featuresMs;            ///< CCA: features at each root, no label image (the paper's
+                                             ///< metric, as mode a times ours)
+  std::vector<std::uint32_t> labels;         ///< raster-order labels of the last run, if asked for
+  /** With keepLabels and a CCA algorithm: each component's features from the last CCA run, in raster order
+   * (label 1 first): pixel count, Σx, Σy and the bounding box. */
+  std::vector<std::uint64_t> count, sumX, sumY;
+  std::vector<std::uint32_t> minX, minY, maxX, maxY;
+};
+
+/** The names RegisterResearchFeatureVariants() made available to BenchmarkDirectAlgorithm(). */
+std::vector<std::string>
+DirectAlgorithmNames();
+
+/** Whether `algorithm` labels with 8-connectivity (else 4). Throws Error for an unknown name. */
+bool
+DirectAlgorithmFullyConnected(const std::string & algorithm);
+
+/** Uploads `pixels` (width x height, row-major) once, then runs `algorithm` `warmupRuns` + `timedRuns` times
+ * (its CCL, and for a CCA algorithm its CCA); with `keepLabels` the last CCL run's raster-order labels, and the
+ * last CCA run's features in raster order, come back. Throws Error for an unknown name, Unavailable
+ * without CUDA. */
+DirectLabelingTimings
+BenchmarkDirectAlgorithm(const std::string & algorithm, const std::uint8_t * pixels, std::uint32_t width,
+                         std::uint32_t height, int deviceId, int warmupRuns, int timedRuns, bool keepLabels);
+
 /** Makes the CUDA engine's research feature variants (FLSL+OTF, FLSL, naive: Lemaitre et al. 2021, Table 1)
- * available to Request::featureAlgorithm; the library itself has only FLSL+CD. Idempotent; a no-op without
- * CUDA. */
+ * available to Request::featureAlgorithm, and the direct algorithms to BenchmarkDirectAlgorithm(); the library
+ * itself has only FLSL+CD. Idempotent; a no-op without CUDA. */
 void
 RegisterResearchFeatureVariants();
 

@@ -34,6 +34,24 @@ BenchmarkCudaTransfers(int, std::uint64_t, int)
 {
   throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
 }
+std::vector<std::string>
+DirectAlgorithmNames()
+{
+  return {};
+}
+
+bool
+DirectAlgorithmFullyConnected(const std::string &)
+{
+  throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
+}
+
+DirectLabelingTimings
+BenchmarkDirectAlgorithm(const std::string &, const std::uint8_t *, std::uint32_t, std::uint32_t, int, int, int, bool)
+{
+  throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
+}
+
 void
 RegisterResearchFeatureVariants()
 {}

@@ -20,9 +20,16 @@
 //  repeat      100 runs of a dense 4096x4096 image, bit-identical labels and features;
 //  outofmemory the device's memory taken first: a clear exception, then a normal run once freed;
 //  variants    the benchmark's feature algorithms (naive, FLSL, FLSL+OTF) give FLSL+CD's labels and
-//              features, 2D and 3D, both connectivities, the paper's density x granularity sweep.
+//              features, 2D and 3D, both connectivities, the paper's density x granularity sweep;
+//  direct      the seed papers' other algorithms (BenchmarkDirectAlgorithm: BUF, HA4, HA4+OTF, HA4+CD), their
+//              labels put into raster order, equal to ConnectedComponentImageFilter's (at each one's
+//              connectivity) pixel for pixel, and the CCA's features (S, Sx, Sy, box) to those of ITK's labels, on
+//              the suite's random images (density x granularity, odd sizes, 1x1, 1xN, Nx1, all ones), twice each;
+//              "direct small" leaves out the large images (for compute-sanitizer).
 #include "itkCCATestUtilities.h"
 #include "itkCCABenchmark.h" // the research library: RegisterResearchFeatureVariants()
+
+#include <algorithm>
 
 #ifdef CCA_TEST_WITH_CUDART
 #  include <cuda_runtime.h>
@@ -303,13 +310,160 @@ Variants()
   std::cout << (ok ? "all variants agree with FLSL+CD" : "variants DIFFER") << std::endl;
   return ok;
 }
+
+/** One direct algorithm on one image against ConnectedComponentImageFilter (the algorithm's connectivity);
+ * run twice: the second run's labels must be the first's (the union-find races must not show). */
+bool
+DirectMatchesITK(const std::string & name, const UCharImage * image, const std::string & what)
+{
+  const auto size = image->GetLargestPossibleRegion().GetSize();
+  const auto first = cca::BenchmarkDirectAlgorithm(name, image->GetBufferPointer(), static_cast<std::uint32_t>(size[0]),
+                                                   static_cast<std::uint32_t>(size[1]), 0, 0, 1, true);
+  const auto again = cca::BenchmarkDirectAlgorithm(name, image->GetBufferPointer(), static_cast<std::uint32_t>(size[0]),
+                                                   static_cast<std::uint32_t>(size[1]), 0, 0, 1, true);
+  using ITKType = ConnectedComponentImageFilter<UCharImage, LabelImage>;
+  auto reference = ITKType::New();
+  reference->SetInput(image);
+  reference->SetFullyConnected(first.fullyConnected);
+  reference->Update();
+  const std::string label = name + " " + what;
+  if (first.components != reference->GetObjectCount())
+  {
+    std::cerr << label << ": " << first.components << " components, ITK finds " << reference->GetObjectCount()
+              << std::endl;
+    return false;
+  }
+  const unsigned int * expected = reference->GetOutput()->GetBufferPointer();
+  for (std::size_t i = 0; i < first.labels.size(); ++i)
+  {
+    if (first.labels[i] != expected[i] || again.labels[i] != expected[i])
+    {
+      std::cerr << label << ": first difference at offset " << i << ": " << first.labels[i] << " then "
+                << again.labels[i] << " vs ITK " << expected[i] << std::endl;
+      return false;
+    }
+  }
+  if (!first.computesFeatures)
+  {
+    return true;
+  }
+  // The CCA's features (raster order) against each ITK label's pixels counted here; both runs the same.
+  const std::size_t          k = first.components;
+  std::vector<std::uint64_t> count(k, 0), sumX(k, 0), sumY(k, 0);
+  std::vector<std::uint32_t> minX(k, ~0u), minY(k, ~0u), maxX(k, 0), maxY(k, 0);
+  for (std::uint32_t y = 0; y < size[1]; ++y)
+  {
+    for (std::uint32_t x = 0; x < size[0]; ++x)
+    {
+      const unsigned int l = expected[static_cast<std::size_t>(y) * size[0] + x];
+      if (l == 0)
+      {
+        continue;
+      }
+      ++count[l - 1];
+      sumX[l - 1] += x;
+      sumY[l - 1] += y;
+      minX[l - 1] = std::min(minX[l - 1], x);
+      minY[l - 1] = std::min(minY[l - 1], y);
+      maxX[l - 1] = std::max(maxX[l - 1], x);
+      maxY[l - 1] = std::max(maxY[l - 1], y);
+    }
+  }
+  const bool same = first.count == count && first.sumX == sumX && first.sumY == sumY && first.minX == minX &&
+                    first.minY == minY && first.maxX == maxX && first.maxY == maxY;
+  const bool repeated = again.count == first.count && again.sumX == first.sumX && again.sumY == first.sumY &&
+                        again.minX == first.minX && again.minY == first.minY && again.maxX == first.maxX &&
+                        again.maxY == first.maxY;
+  if (!same || !repeated)
+  {
+    std::cerr << label << ": features " << (same ? "differ between two runs" : "differ from ITK's labels' pixels")
+              << std::endl;
+    return false;
+  }
+  return true;
+}
+
+/** `small`: without the 1021x999 and 4096^2 images (for compute-sanitizer's slowdown). */
+bool
+DirectAlgorithms(bool small)
+{
+  cca::RegisterResearchFeatureVariants();
+  const auto names = cca::DirectAlgorithmNames();
+  if (names.empty())
+  {
+    std::cerr << "no direct algorithm registered" << std::endl;
+    return false;
+  }
+  bool          ok = true;
+  std::uint32_t seed = 2019;
+  auto          random = [&](unsigned width, unsigned height, double density, unsigned g) {
+    return MakeRandomImage<UCharImage>(
+      UCharImage::SizeType{ { width, height } }, density, g, ++seed, [](std::mt19937 &) { return 1; });
+  };
+  for (const auto & name : names)
+  {
+    std::size_t cases = 0;
+    auto        check = [&](const UCharImage * image, const std::string & what) {
+      ok = DirectMatchesITK(name, image, what) && ok;
+      ++cases;
+    };
+    for (unsigned g : { 1u, 4u, 16u })
+    {
+      for (int step = 0; step <= 10; ++step)
+      {
+        const double density = step / 10.0;
+        const auto   what = "g=" + std::to_string(g) + " d=" + std::to_string(density);
+        if (!small)
+        {
+          check(random(1021, 999, density, g), "1021x999 " + what);
+        }
+        check(random(64, 64, density, g), "64x64 " + what);
+        check(random(131, 67, density, g), "131x67 " + what);
+      }
+    }
+    for (double density : { 0.3, 0.6, 1.0 })
+    {
+      for (auto wh : { std::array<unsigned, 2>{ 1, 1 }, std::array<unsigned, 2>{ 1, 777 },
+                       std::array<unsigned, 2>{ 777, 1 }, std::array<unsigned, 2>{ 2, 333 },
+                       std::array<unsigned, 2>{ 333, 2 }, std::array<unsigned, 2>{ 3, 5 } })
+      {
+        check(random(wh[0], wh[1], density, 1),
+              std::to_string(wh[0]) + "x" + std::to_string(wh[1]) + " d=" + std::to_string(density));
+      }
+    }
+    // Many threads uniting at once: around the percolation threshold and one component over the whole image.
+    for (double density : small ? std::vector<double>{} : std::vector<double>{ 0.6, 1.0 })
+    {
+      check(random(4096, 4096, density, 1), "4096^2 g=1 d=" + std::to_string(density));
+    }
+    std::cout << name << ": " << cases << " images checked against ITK" << std::endl;
+  }
+  // An unknown name is refused with the registered ones named.
+  try
+  {
+    const unsigned char one = 1;
+    cca::BenchmarkDirectAlgorithm("no-such-algorithm", &one, 1, 1, 0, 0, 1, false);
+    std::cerr << "an unknown direct algorithm ran" << std::endl;
+    ok = false;
+  }
+  catch (const cca::Error & e)
+  {
+    if (std::string(e.what()).find("buf, ha4") == std::string::npos)
+    {
+      std::cerr << "unexpected message: " << e.what() << std::endl;
+      ok = false;
+    }
+  }
+  std::cout << (ok ? "the direct algorithms agree with ITK" : "a direct algorithm DIFFERS") << std::endl;
+  return ok;
+}
 } // namespace
 
 int
 itkCudaConnectedComponentAnalysisGPUTest(int argc, char * argv[])
 {
   Backend backend = Backend::CPU;
-  if (const int start = StartTest(argc, argv, 2, "large|repeat|outofmemory|variants", 0, backend); start >= 0)
+  if (const int start = StartTest(argc, argv, 2, "large|repeat|outofmemory|variants|direct", 0, backend); start >= 0)
   {
     return start;
   }
@@ -330,6 +484,10 @@ itkCudaConnectedComponentAnalysisGPUTest(int argc, char * argv[])
   else if (mode == "variants")
   {
     ok = Variants();
+  }
+  else if (mode == "direct")
+  {
+    ok = DirectAlgorithms(argc > 2 && std::string(argv[2]) == "small");
   }
   else
   {

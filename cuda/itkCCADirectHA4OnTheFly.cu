@@ -1,0 +1,49 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// HA+OTF (Lemaitre et al. 2021, Table 1): HA4's strips with every node holding its sub-run's features from the
+// start, moved to the new root by the union that links it (itkCCAOnTheFlyUnite.cuh); no features kernel.
+
+#include "itkCCADirectHA4.cuh"
+
+namespace itk
+{
+namespace cca
+{
+namespace cuda
+{
+namespace
+{
+struct OnTheFlyMerge
+{
+  static void
+  Analyze(const DirectImage & image, std::uint32_t * labels, const DeviceFeatures & features)
+  {
+    ha4::LaunchStrips(image, labels, ha4::MoveOnLink{ features });
+  }
+};
+} // namespace
+
+std::unique_ptr<DirectAlgorithm>
+CreateHA4OnTheFly()
+{
+  return std::make_unique<ha4::Algorithm<OnTheFlyMerge>>();
+}
+
+} // namespace cuda
+} // namespace cca
+} // namespace itk
