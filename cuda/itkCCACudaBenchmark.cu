@@ -43,7 +43,10 @@ BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmu
   const std::size_t  bytes = hostRequest.NumberOfPixels() * ScalarKindSize(hostRequest.inputKind);
   cuda::DeviceBuffer deviceInput;
   deviceInput.Reserve(bytes, "the benchmark image");
-  CCA_CUDA_CHECK(cudaMemcpy(deviceInput.As<void>(), hostRequest.input, bytes, cudaMemcpyHostToDevice));
+  // On the engine's non-blocking stream and waited for (a pageable cudaMemcpy may return before its DMA ends).
+  CCA_CUDA_CHECK(
+    cudaMemcpyAsync(deviceInput.As<void>(), hostRequest.input, bytes, cudaMemcpyHostToDevice, engine.GetStream()));
+  CCA_CUDA_CHECK(cudaStreamSynchronize(engine.GetStream()));
   Request request = hostRequest;
   request.input = deviceInput.As<void>();
 

@@ -255,9 +255,9 @@ BenchmarkDirectAlgorithm(const std::string & algorithmName, const std::uint8_t *
 {
   auto                algorithm = cuda::CreateDirectAlgorithm(algorithmName);
   const std::uint64_t numPixels = static_cast<std::uint64_t>(width) * height;
-  if (numPixels == 0 || numPixels >= 0xffffffffull)
+  if (numPixels == 0 || numPixels >= 0xffffffffull || width > (1u << 31))
   {
-    throw Error("the direct algorithms take 1 to 2^32 - 2 pixels (32-bit labels)");
+    throw Error("the direct algorithms take 1 to 2^32 - 2 pixels (32-bit labels), rows up to 2^31 pixels");
   }
   auto       engineOwner = CreateCudaEngine(deviceId); // selects and checks the device
   auto &     engine = static_cast<cuda::CudaEngine &>(*engineOwner);
@@ -267,7 +267,10 @@ BenchmarkDirectAlgorithm(const std::string & algorithmName, const std::uint8_t *
   cuda::DeviceBuffer image, labels;
   image.Reserve(numPixels, "the benchmark image");
   labels.Reserve(numPixels * sizeof(std::uint32_t), "the labels");
-  CCA_CUDA_CHECK(cudaMemcpy(image.As<void>(), pixels, numPixels, cudaMemcpyHostToDevice));
+  // On the engine's (non-blocking) stream and waited for: a plain cudaMemcpy from pageable memory may return
+  // before its DMA ends, and the legacy stream it uses does not order the kernels of a non-blocking one.
+  CCA_CUDA_CHECK(cudaMemcpyAsync(image.As<void>(), pixels, numPixels, cudaMemcpyHostToDevice, stream));
+  CCA_CUDA_CHECK(cudaStreamSynchronize(stream));
   const cuda::DirectImage input{ image.As<std::uint8_t>(), width, height, stream, sms };
   cuda::RasterOrder       rasterOrder;
 
@@ -275,10 +278,16 @@ BenchmarkDirectAlgorithm(const std::string & algorithmName, const std::uint8_t *
   result.device = engine.GetDescription();
   result.algorithm = algorithmName;
   result.fullyConnected = algorithm->FullyConnected();
-  cudaEvent_t start, labelled, ordered;
-  CCA_CUDA_CHECK(cudaEventCreate(&start));
-  CCA_CUDA_CHECK(cudaEventCreate(&labelled));
-  CCA_CUDA_CHECK(cudaEventCreate(&ordered));
+  struct Event // destroyed on every way out, exceptions included
+  {
+    cudaEvent_t event = nullptr;
+    Event() { CCA_CUDA_CHECK(cudaEventCreate(&event)); }
+    ~Event() { cudaEventDestroy(event); }
+    Event(const Event &) = delete;
+    Event &
+    operator=(const Event &) = delete;
+  } startEvent, labelledEvent, orderedEvent;
+  const cudaEvent_t start = startEvent.event, labelled = labelledEvent.event, ordered = orderedEvent.event;
   for (int run = 0; run < warmupRuns + timedRuns; ++run)
   {
     CCA_CUDA_CHECK(cudaEventRecord(start, stream));
@@ -339,6 +348,9 @@ BenchmarkDirectAlgorithm(const std::string & algorithmName, const std::uint8_t *
       rasterOrder.Apply(input.pixels, labels.As<std::uint32_t>(), numPixels, width, stream, sms);
       CCA_CUDA_CHECK(cudaStreamSynchronize(stream));
       const std::uint32_t count = rasterOrder.Count();
+      result.analyzedLabels.resize(numPixels);
+      CCA_CUDA_CHECK(cudaMemcpy(
+        result.analyzedLabels.data(), labels.As<void>(), numPixels * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
       if (count != result.components)
       {
         throw Error(algorithmName + ": its CCA found " + std::to_string(count) + " components, its CCL " +
@@ -370,9 +382,6 @@ BenchmarkDirectAlgorithm(const std::string & algorithmName, const std::uint8_t *
       result.maxY.assign(b.begin() + 3 * count, b.end());
     }
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(labelled);
-  cudaEventDestroy(ordered);
   return result;
 }
 

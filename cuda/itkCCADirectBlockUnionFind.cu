@@ -26,6 +26,8 @@
 #include "itkCCADirectAlgorithm.cuh"
 #include "itkCCAUnionFind.cuh"
 
+#include <algorithm>
+
 namespace itk
 {
 namespace cca
@@ -42,71 +44,79 @@ Foreground(const std::uint8_t * pixels, std::uint32_t width, std::uint32_t heigh
   return x >= 0 && y >= 0 && x < width && y < height && pixels[y * width + x] != 0;
 }
 
-/** The pixel block of this thread: its top-left pixel (x, y); false outside the image. */
-__device__ __forceinline__ bool
-ThisBlock(std::uint32_t width, std::uint32_t height, long long & x, long long & y)
+/** `visit(x, y)` for each pixel block of this thread (its top-left pixel), a 2-D grid-stride loop: images taller
+ * than the grid's 65,535 rows of CUDA blocks still get a thread per pixel block. */
+template <typename TVisit>
+__device__ __forceinline__ void
+ForEachBlock(std::uint32_t width, std::uint32_t height, TVisit visit)
 {
-  x = 2ll * (blockIdx.x * blockDim.x + threadIdx.x);
-  y = 2ll * (blockIdx.y * blockDim.y + threadIdx.y);
-  return x < width && y < height;
+  for (long long y = 2ll * (blockIdx.y * blockDim.y + threadIdx.y); y < height; y += 2ll * gridDim.y * blockDim.y)
+  {
+    for (long long x = 2ll * (blockIdx.x * blockDim.x + threadIdx.x); x < width; x += 2ll * gridDim.x * blockDim.x)
+    {
+      visit(x, y);
+    }
+  }
 }
 
 __global__ void
 BufInitializationKernel(std::uint32_t * labels, std::uint32_t width, std::uint32_t height)
 {
-  long long x, y;
-  if (ThisBlock(width, height, x, y))
-  {
+  ForEachBlock(width, height, [=](long long x, long long y) {
     const auto id = static_cast<std::uint32_t>(y * width + x);
     labels[id] = id;
-  }
+  });
 }
 
 __global__ void
 BufMergeKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * labels, std::uint32_t width,
                std::uint32_t height)
 {
-  long long x, y;
-  if (!ThisBlock(width, height, x, y))
-  {
-    return;
-  }
-  // Bit r * 4 + c of the 4x4 square around the block stands for the pixel (x - 1 + c, y - 1 + r); 0x777 is the
-  // 3x3 neighborhood of the top-left pixel. The bottom-right pixel touches no block of the half mask.
-  std::uint32_t around = 0;
-  if (Foreground(pixels, width, height, x, y))
-    around |= 0x777u;
-  if (Foreground(pixels, width, height, x + 1, y))
-    around |= 0x777u << 1;
-  if (Foreground(pixels, width, height, x, y + 1))
-    around |= 0x777u << 4;
-  if (around == 0)
-  {
-    return;
-  }
-  const auto id = static_cast<std::uint32_t>(y * width + x);
-  auto       at = [&](int bit, long long px, long long py) {
-    return (around >> bit & 1u) && Foreground(pixels, width, height, px, py);
-  };
-  if (at(0, x - 1, y - 1)) // the block above left
-    Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x - 2));
-  if (at(1, x, y - 1) || at(2, x + 1, y - 1)) // above
-    Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x));
-  if (at(3, x + 2, y - 1)) // above right
-    Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x + 2));
-  if (at(4, x - 1, y) || at(8, x - 1, y + 1)) // left
-    Unite(labels, id, static_cast<std::uint32_t>(y * width + x - 2));
+  ForEachBlock(width, height, [=](long long x, long long y) {
+    // Bit r * 4 + c of the 4x4 square around the block stands for the pixel (x - 1 + c, y - 1 + r); 0x777 is
+    // the 3x3 neighborhood of the top-left pixel. The bottom-right pixel touches no block of the half mask.
+    std::uint32_t around = 0;
+    if (Foreground(pixels, width, height, x, y))
+      around |= 0x777u;
+    if (Foreground(pixels, width, height, x + 1, y))
+      around |= 0x777u << 1;
+    if (Foreground(pixels, width, height, x, y + 1))
+      around |= 0x777u << 4;
+    if (around == 0)
+    {
+      return;
+    }
+    const auto id = static_cast<std::uint32_t>(y * width + x);
+    auto       at = [&](int bit, long long px, long long py) {
+      return (around >> bit & 1u) && Foreground(pixels, width, height, px, py);
+    };
+    if (at(0, x - 1, y - 1)) // the block above left
+      Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x - 2));
+    if (at(1, x, y - 1) || at(2, x + 1, y - 1)) // above
+      Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x));
+    if (at(3, x + 2, y - 1)) // above right
+      Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x + 2));
+    if (at(4, x - 1, y) || at(8, x - 1, y + 1)) // left
+      Unite(labels, id, static_cast<std::uint32_t>(y * width + x - 2));
+  });
 }
 
+/** Each block linked straight to its root. The find only reads (as the paper's Find): a find that halves paths
+ * would write ancestors over entries that other threads of this kernel have just set to their root. What it
+ * reads is either an entry's parent or its root, an ancestor in both cases. */
 __global__ void
 BufCompressionKernel(std::uint32_t * labels, std::uint32_t width, std::uint32_t height)
 {
-  long long x, y;
-  if (ThisBlock(width, height, x, y))
-  {
-    const auto id = static_cast<std::uint32_t>(y * width + x);
-    labels[id] = FindRootConcurrent(labels, id);
-  }
+  ForEachBlock(width, height, [=](long long x, long long y) {
+    const auto               id = static_cast<std::uint32_t>(y * width + x);
+    volatile std::uint32_t * parent = labels;
+    std::uint32_t            root = id;
+    for (std::uint32_t next = parent[root]; next != root; next = parent[root])
+    {
+      root = next;
+    }
+    labels[id] = root;
+  });
 }
 
 /** Each block's root id into its foreground pixels, 0 into its background (the direct algorithms' output: the
@@ -115,22 +125,19 @@ __global__ void
 BufFinalLabelingKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * labels, std::uint32_t width,
                        std::uint32_t height)
 {
-  long long x, y;
-  if (!ThisBlock(width, height, x, y))
-  {
-    return;
-  }
-  const auto          id = static_cast<std::uint64_t>(y * width + x);
-  const std::uint32_t label = labels[id];
-  labels[id] = Foreground(pixels, width, height, x, y) ? label : 0;
-  if (x + 1 < width)
-    labels[id + 1] = Foreground(pixels, width, height, x + 1, y) ? label : 0;
-  if (y + 1 < height)
-  {
-    labels[id + width] = Foreground(pixels, width, height, x, y + 1) ? label : 0;
+  ForEachBlock(width, height, [=](long long x, long long y) {
+    const auto          id = static_cast<std::uint64_t>(y * width + x);
+    const std::uint32_t label = labels[id];
+    labels[id] = Foreground(pixels, width, height, x, y) ? label : 0;
     if (x + 1 < width)
-      labels[id + width + 1] = Foreground(pixels, width, height, x + 1, y + 1) ? label : 0;
-  }
+      labels[id + 1] = Foreground(pixels, width, height, x + 1, y) ? label : 0;
+    if (y + 1 < height)
+    {
+      labels[id + width] = Foreground(pixels, width, height, x, y + 1) ? label : 0;
+      if (x + 1 < width)
+        labels[id + width + 1] = Foreground(pixels, width, height, x + 1, y + 1) ? label : 0;
+    }
+  });
 }
 
 class BlockUnionFind final : public DirectAlgorithm
@@ -146,7 +153,7 @@ public:
   Label(const DirectImage & image, std::uint32_t * labels) override
   {
     const dim3 grid((image.width + 2 * BlockThreads.x - 1) / (2 * BlockThreads.x),
-                    (image.height + 2 * BlockThreads.y - 1) / (2 * BlockThreads.y));
+                    std::min(65535u, (image.height + 2 * BlockThreads.y - 1) / (2 * BlockThreads.y)));
     BufInitializationKernel<<<grid, BlockThreads, 0, image.stream>>>(labels, image.width, image.height);
     CCA_CUDA_CHECK_LAUNCH("BufInitializationKernel");
     BufMergeKernel<<<grid, BlockThreads, 0, image.stream>>>(image.pixels, labels, image.width, image.height);

@@ -81,8 +81,10 @@ struct DirectLabelingTimings
   std::vector<double> featuresMs;            ///< CCA: features at each root, no label image (the paper's
                                              ///< metric, as mode a times ours)
   std::vector<std::uint32_t> labels;         ///< raster-order labels of the last run, if asked for
-  /** With keepLabels and a CCA algorithm: each component's features from the last CCA run, in raster order
-   * (label 1 first): pixel count, Σx, Σy and the bounding box. */
+  /** With keepLabels and a CCA algorithm: the last CCA run's forest made a label image (LabelAnalyzed), in
+   * raster order, and each component's features from that run in the same order (label 1 first): pixel count,
+   * Σx, Σy and the bounding box. */
+  std::vector<std::uint32_t> analyzedLabels;
   std::vector<std::uint64_t> count, sumX, sumY;
   std::vector<std::uint32_t> minX, minY, maxX, maxY;
 };
