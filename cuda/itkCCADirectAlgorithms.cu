@@ -192,6 +192,21 @@ public:
 private:
   std::uint64_t m_NumPixels = 0;
 };
+/** The direct algorithms' features for `n` entries: 3 sums (S, Σx, Σy) in `sums`, the boxes in `boxes` as
+ * x min, y min, x max, y max, each a block of n (the host reads them back in that order). */
+DeviceFeatures
+PlanarFeatures(const DeviceBuffer & sums, const DeviceBuffer & boxes, std::uint64_t n)
+{
+  DeviceFeatures f{};
+  f.sums = sums.As<unsigned long long>();
+  f.numberOfComponents = n;
+  for (int d = 0; d < 2; ++d)
+  {
+    f.boundingBoxMin[d] = boxes.As<std::uint32_t>() + d * n;
+    f.boundingBoxMax[d] = boxes.As<std::uint32_t>() + (2 + d) * n;
+  }
+  return f;
+}
 } // namespace
 
 void
@@ -319,14 +334,7 @@ BenchmarkDirectAlgorithm(const std::string & algorithmName, const std::uint8_t *
     cuda::DeviceBuffer sums, boxes;
     sums.Reserve(3 * numPixels * sizeof(unsigned long long), "the features at the roots");
     boxes.Reserve(4 * numPixels * sizeof(std::uint32_t), "the boxes at the roots");
-    cuda::DeviceFeatures atRoots{};
-    atRoots.sums = sums.As<unsigned long long>();
-    atRoots.numberOfComponents = numPixels;
-    for (int d = 0; d < 2; ++d)
-    {
-      atRoots.boundingBoxMin[d] = boxes.As<std::uint32_t>() + d * numPixels;
-      atRoots.boundingBoxMax[d] = boxes.As<std::uint32_t>() + (2 + d) * numPixels;
-    }
+    const auto atRoots = cuda::PlanarFeatures(sums, boxes, numPixels);
     for (int run = 0; run < warmupRuns + timedRuns; ++run)
     {
       CCA_CUDA_CHECK(cudaEventRecord(start, stream));
@@ -359,14 +367,7 @@ BenchmarkDirectAlgorithm(const std::string & algorithmName, const std::uint8_t *
       cuda::DeviceBuffer orderedSums, orderedBoxes;
       orderedSums.Reserve(3 * std::max<std::uint64_t>(count, 1) * sizeof(unsigned long long), "ordered features");
       orderedBoxes.Reserve(4 * std::max<std::uint64_t>(count, 1) * sizeof(std::uint32_t), "ordered boxes");
-      cuda::DeviceFeatures inRasterOrder{};
-      inRasterOrder.sums = orderedSums.As<unsigned long long>();
-      inRasterOrder.numberOfComponents = count;
-      for (int d = 0; d < 2; ++d)
-      {
-        inRasterOrder.boundingBoxMin[d] = orderedBoxes.As<std::uint32_t>() + d * count;
-        inRasterOrder.boundingBoxMax[d] = orderedBoxes.As<std::uint32_t>() + (2 + d) * count;
-      }
+      const auto inRasterOrder = cuda::PlanarFeatures(orderedSums, orderedBoxes, count);
       rasterOrder.GatherFeatures(atRoots, inRasterOrder, stream, sms);
       CCA_CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<unsigned long long> s(3 * static_cast<std::size_t>(count));

@@ -101,21 +101,14 @@ BufMergeKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * labels,
   });
 }
 
-/** Each block linked straight to its root. The find only reads (as the paper's Find): a find that halves paths
- * would write ancestors over entries that other threads of this kernel have just set to their root. What it
- * reads is either an entry's parent or its root, an ancestor in both cases. */
+/** Each block linked straight to its root. The find only reads (FindRoot, as the paper's Find): a find that halves
+ * paths would write ancestors over entries that other threads of this kernel have just set to their root. */
 __global__ void
 BufCompressionKernel(std::uint32_t * labels, std::uint32_t width, std::uint32_t height)
 {
   ForEachBlock(width, height, [=](long long x, long long y) {
-    const auto               id = static_cast<std::uint32_t>(y * width + x);
-    volatile std::uint32_t * parent = labels;
-    std::uint32_t            root = id;
-    for (std::uint32_t next = parent[root]; next != root; next = parent[root])
-    {
-      root = next;
-    }
-    labels[id] = root;
+    const auto id = static_cast<std::uint32_t>(y * width + x);
+    labels[id] = FindRoot(labels, id);
   });
 }
 

@@ -192,6 +192,40 @@ struct MoveOnLink
   }
 };
 
+/** Unites the sub-runs of two vertically adjacent rows' 64 pixels (`word` at raster index `first`, `above` at
+ * `firstAbove`) where they overlap: at each overlap one of the two has a start, and that lane makes the union,
+ * once per overlap start. */
+template <typename TPolicy>
+__device__ __forceinline__ void
+UniteOverlaps(const TPolicy & policy, std::uint32_t * L, std::uint64_t word, std::uint64_t above, std::uint64_t first,
+              std::uint64_t firstAbove)
+{
+  const unsigned lane = threadIdx.x & 31u;
+  for (int half = 0; half < 2; ++half)
+  {
+    const int b = static_cast<int>(lane) + 32 * half;
+    if (IsSet(word & above, b) && (IsStart(word, b) || IsStart(above, b)))
+    {
+      policy.Unite(L, NodeOf(word, b, first), NodeOf(above, b, firstAbove));
+    }
+  }
+}
+
+/** `visit(row, x0)` for the 64 pixels from x0 of each of `rows` rows, a warp each (a warp-uniform grid-stride
+ * loop, so the warp's intrinsics inside always see the whole warp). */
+template <typename TVisit>
+__device__ __forceinline__ void
+ForEachRowChunk(std::uint64_t rows, std::uint32_t width, TVisit visit)
+{
+  const std::uint64_t chunks = (width + 63ull) / 64ull;
+  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (blockDim.x / 32u);
+  for (std::uint64_t w = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32u; w < rows * chunks;
+       w += warps)
+  {
+    visit(w / chunks, static_cast<std::uint32_t>(w % chunks) * 64u);
+  }
+}
+
 /** Alg. 3 (64-bit): a block of 32 x StripRows threads per strip, a warp per row, 64 pixels per iteration; the
  * nodes initialized, then each row united with the one above it inside the strip where their sub-runs overlap
  * (at each overlap one of the two starts there: the union is made once per overlap start). */
@@ -230,16 +264,7 @@ StripLabelingKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * L,
     __syncthreads();
     if (ty > 0 && rowValid)
     {
-      const std::uint64_t above = rowWord[ty - 1];
-      const std::uint64_t both = word & above;
-      for (int half = 0; half < 2; ++half)
-      {
-        const int b = static_cast<int>(lane) + 32 * half;
-        if (IsSet(both, b) && (IsStart(word, b) || IsStart(above, b)))
-        {
-          policy.Unite(L, NodeOf(word, b, rowBase + x0), NodeOf(above, b, rowBase - width + x0));
-        }
-      }
+      UniteOverlaps(policy, L, word, rowWord[ty - 1], rowBase + x0, rowBase - width + x0);
     }
     if (IsSet(word, 63))
     {
@@ -261,41 +286,17 @@ __global__ void
 StripMergeKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * L, std::uint32_t width, std::uint32_t height,
                  TPolicy policy)
 {
-  const unsigned      lane = threadIdx.x & 31u;
-  const std::uint64_t chunks = (width + 63u) / 64u;
   const std::uint64_t borders = (height + StripRows - 1) / StripRows - 1;
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (blockDim.x / 32u);
-  for (std::uint64_t w = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32u;
-       w < borders * chunks;
-       w += warps)
-  {
-    const long long     y = static_cast<long long>(w / chunks + 1) * StripRows;
-    const auto          x0 = static_cast<std::uint32_t>(w % chunks) * 64u;
-    const std::uint64_t word = LoadWord(pixels, width, height, y, x0);
-    const std::uint64_t above = LoadWord(pixels, width, height, y - 1, x0);
-    const std::uint64_t rowBase = static_cast<std::uint64_t>(y) * width;
-    for (int half = 0; half < 2; ++half)
-    {
-      const int b = static_cast<int>(lane) + 32 * half;
-      if (IsSet(word & above, b) && (IsStart(word, b) || IsStart(above, b)))
-      {
-        policy.Unite(L, NodeOf(word, b, rowBase + x0), NodeOf(above, b, rowBase - width + x0));
-      }
-    }
-  }
-}
-
-/** The root of `node` once the unions are done (no thread links any more). */
-__device__ __forceinline__ std::uint32_t
-                           RootOf(const std::uint32_t * L, std::uint32_t node)
-{
-  std::uint32_t parent = L[node];
-  while (parent != node)
-  {
-    node = parent;
-    parent = L[node];
-  }
-  return node;
+  ForEachRowChunk(borders, width, [&](std::uint64_t border, std::uint32_t x0) {
+    const long long     y = static_cast<long long>(border + 1) * StripRows;
+    const std::uint64_t first = static_cast<std::uint64_t>(y) * width + x0;
+    UniteOverlaps(policy,
+                  L,
+                  LoadWord(pixels, width, height, y, x0),
+                  LoadWord(pixels, width, height, y - 1, x0),
+                  first,
+                  first - width);
+  });
 }
 
 /** Alg. 6: each sub-run start adds its sub-run's features at its root; with ConflictDetection the starts of the
@@ -306,22 +307,16 @@ __global__ void
 FeaturesKernel(const std::uint8_t * __restrict__ pixels, const std::uint32_t * __restrict__ L, std::uint32_t width,
                std::uint32_t height, DeviceFeatures features)
 {
-  const unsigned      lane = threadIdx.x & 31u;
-  const std::uint64_t chunks = (width + 63u) / 64u;
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (blockDim.x / 32u);
-  for (std::uint64_t w = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32u;
-       w < static_cast<std::uint64_t>(height) * chunks;
-       w += warps)
-  {
-    const auto          y = static_cast<std::uint32_t>(w / chunks);
-    const auto          x0 = static_cast<std::uint32_t>(w % chunks) * 64u;
+  const unsigned lane = threadIdx.x & 31u;
+  ForEachRowChunk(height, width, [&](std::uint64_t row, std::uint32_t x0) {
+    const auto          y = static_cast<std::uint32_t>(row);
     const std::uint64_t word = LoadWord(pixels, width, height, y, x0);
     const std::uint64_t first = static_cast<std::uint64_t>(y) * width + x0;
     for (int half = 0; half < 2; ++half)
     {
       const int           b = static_cast<int>(lane) + 32 * half;
       const bool          start = IsStart(word, b);
-      const std::uint32_t root = start ? RootOf(L, static_cast<std::uint32_t>(first + b)) : NoNode;
+      const std::uint32_t root = start ? FindRoot(L, static_cast<std::uint32_t>(first + b)) : NoNode;
       RunContribution<3>  c =
         start ? SubRunFeatures(x0 + b, static_cast<std::uint32_t>(EndDistance(word, b)), y) : NoFeatures();
       if (ConflictDetection)
@@ -337,7 +332,7 @@ FeaturesKernel(const std::uint8_t * __restrict__ pixels, const std::uint32_t * _
         AddFeaturesAtomically(features, root, c);
       }
     }
-  }
+  });
 }
 
 /** Alg. 5: each sub-run start finds its root and hands it to the other pixels of its sub-run (a shuffle from the
@@ -348,22 +343,16 @@ template <typename = void>
 __global__ void
 RelabelKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * L, std::uint32_t width, std::uint32_t height)
 {
-  const unsigned      lane = threadIdx.x & 31u;
-  const std::uint64_t chunks = (width + 63u) / 64u;
-  const std::uint64_t warps = static_cast<std::uint64_t>(gridDim.x) * (blockDim.x / 32u);
-  for (std::uint64_t w = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32u;
-       w < static_cast<std::uint64_t>(height) * chunks;
-       w += warps)
-  {
-    const auto          y = static_cast<std::uint32_t>(w / chunks);
-    const auto          x0 = static_cast<std::uint32_t>(w % chunks) * 64u;
+  const unsigned lane = threadIdx.x & 31u;
+  ForEachRowChunk(height, width, [&](std::uint64_t row, std::uint32_t x0) {
+    const auto          y = static_cast<std::uint32_t>(row);
     const std::uint64_t word = LoadWord(pixels, width, height, y, x0);
     const std::uint64_t first = static_cast<std::uint64_t>(y) * width + x0;
     std::uint32_t       root[2];
     for (int half = 0; half < 2; ++half)
     {
       const int b = static_cast<int>(lane) + 32 * half;
-      root[half] = IsStart(word, b) ? RootOf(L, static_cast<std::uint32_t>(first + b)) : 0u;
+      root[half] = IsStart(word, b) ? FindRoot(L, static_cast<std::uint32_t>(first + b)) : 0u;
     }
     for (int half = 0; half < 2; ++half)
     {
@@ -376,7 +365,7 @@ RelabelKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * L, std::
         L[first + b] = s < 32 ? low : high;
       }
     }
-  }
+  });
 }
 
 /** The three kernels of HA4's CCL (strip labeling, strip merge, relabeling) or CCA (the last replaced by the

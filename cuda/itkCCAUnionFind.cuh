@@ -55,6 +55,19 @@ __device__ __forceinline__ std::uint32_t
   return node;
 }
 
+/** Root of `node` by plain reads, where other threads may at most replace a parent by an ancestor of it (a
+ * flattening pass setting entries to their roots, a relabel writing roots over nodes): every value read is an
+ * ancestor, so the walk ends at the root. No writes, so it cannot undo another thread's flattening. */
+__device__ __forceinline__ std::uint32_t
+                           FindRoot(const std::uint32_t * parent, std::uint32_t node)
+{
+  for (std::uint32_t next = parent[node]; next != node; next = parent[node])
+  {
+    node = next;
+  }
+  return node;
+}
+
 /** Nothing to do when a root is linked (plain labeling). */
 struct NoLinkAction
 {
