@@ -168,6 +168,11 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
     throw Error(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
                 " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
   }
+  m_FeaturesMeasured = variant.MeasuresFeatures();
+  if (featuresToHost && !m_FeaturesMeasured)
+  {
+    throw Error("the labels-only variant computes no features to return");
+  }
   const DeviceScope scope(m_DeviceId);
   m_CallerStream = onDevice ? request.stream : nullptr;
   // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
@@ -438,6 +443,10 @@ CudaEngine::GetIntensitySums() const
 void
 CudaEngine::DownloadFeatures()
 {
+  if (!m_FeaturesMeasured)
+  {
+    throw Error("the labels-only variant computes no features to return");
+  }
   const std::uint64_t k = m_NumberOfComponents;
   if (k == 0)
   {
@@ -516,6 +525,10 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   if (!m_Analyzed)
   {
     throw Error("WriteBasicColumns() called before a successful Analyze()");
+  }
+  if (!m_FeaturesMeasured)
+  {
+    throw Error("the labels-only variant computes no features to return");
   }
   if (WriteBasicColumnsFromHost(geometry, columns, newIndex))
   {

@@ -190,6 +190,7 @@ private:
   std::vector<ComponentSums> m_Features;
   bool                       m_FeaturesOnHost = false;
   bool                       m_ShapeSums = false; ///< the last analysis accumulated the shape sums
+  bool                       m_FeaturesMeasured = true; ///< false after the labels-only variant
   /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
   std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
   std::vector<long long, UninitializedAllocator<long long>>                   m_HostClasses;

@@ -69,6 +69,13 @@ public:
     return false;
   }
 
+  /** false for the labels-only variant: the engine then refuses every read of the features. */
+  virtual bool
+  MeasuresFeatures() const
+  {
+    return true;
+  }
+
   /** Union-find over the runs of neighboring rows. The default is the plain lock-free union. */
   virtual void
   MergeRuns(const DeviceRuns & runs);
@@ -121,6 +128,8 @@ std::unique_ptr<FeatureVariant>
 CreateRunAtomicsVariant(); // research library
 std::unique_ptr<FeatureVariant>
 CreatePixelAtomicsVariant(); // research library
+std::unique_ptr<FeatureVariant>
+CreateLabelsOnlyVariant(); // research library
 
 // Stages the variants share, launched from itkCCACudaStages.cu (which owns their kernels).
 /** The plain merge: MergeRunsKernel with the lock-free union. */

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The research library's registration of the paper's other feature variants (FLSL+OTF, FLSL, naive), each
+// The research library's registration of the paper's other feature variants (FLSL+OTF, FLSL, naive; and labels only), each
 // in its own file (itkCCAFeatureVariant<Name>.cu), and of the direct algorithms (itkCCADirect<Name>.cu).
 #include "itkCCABenchmark.h"
 #include "itkCCADirectAlgorithm.cuh"
@@ -32,6 +32,7 @@ RegisterResearchFeatureVariants()
   cuda::RegisterFeatureVariant(FeatureAlgorithm::OnTheFlyMerge, &cuda::CreateOnTheFlyMergeVariant);
   cuda::RegisterFeatureVariant(FeatureAlgorithm::RunAtomics, &cuda::CreateRunAtomicsVariant);
   cuda::RegisterFeatureVariant(FeatureAlgorithm::PixelAtomics, &cuda::CreatePixelAtomicsVariant);
+  cuda::RegisterFeatureVariant(FeatureAlgorithm::LabelsOnly, &cuda::CreateLabelsOnlyVariant);
   // The seed papers' other labeling algorithms (issue 28), each its own pipeline: BenchmarkDirectAlgorithm().
   cuda::RegisterDirectAlgorithm("buf", &cuda::CreateBlockUnionFind);
   cuda::RegisterDirectAlgorithm("ha4", &cuda::CreateHA4);

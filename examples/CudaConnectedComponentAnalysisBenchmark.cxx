@@ -258,6 +258,14 @@ Benchmark(int argc, char * argv[])
             record(name, v.featuresMs, v.components);
           }
         }
+        // Beside the direct algorithms: our labeling path without the feature stage (runs, merge, numbering,
+        // label image), the labels-only counterpart of mode b.
+        if (!opt.direct.empty())
+        {
+          request.featureAlgorithm = itk::cca::FeatureAlgorithm::LabelsOnly;
+          const auto v = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);
+          record("ccl-ours", v.featuresAndLabelsMs, v.components);
+        }
         // The seeds' direct algorithms (issue 28) at their own connectivity: their CCA (features, as mode a times
         // ours), their CCL in their own numbering, and with the raster-order relabel that makes it ours.
         for (const auto & name : has('a') ? opt.direct : std::vector<std::string>{})
@@ -431,6 +439,7 @@ Benchmark(int argc, char * argv[])
     { "a-otf", "a: FLSL+OTF" },
     { "a", "a: CUDA device-resident features FLSL+CD" },
     { "b", "b: CUDA device-resident features + labels" },
+    { "ccl-ours", "ccl: ours, labels only (no features)" },
     { "c", "c: CUDA end to end via ITK filter" },
     { "d0", "d0: ITK ConnectedComponentImageFilter" },
     { "d", "d: ITK CC + LabelImageToShapeLabelMap" },

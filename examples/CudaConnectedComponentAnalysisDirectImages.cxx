@@ -18,7 +18,7 @@
 // Benchmark option --direct-images (issue 28): the seeds' direct algorithms against our labels path on real
 // images. Each file is read as a float image (a 3-D one: its middle slice), made binary above its mean (the bright
 // tissue of a CT or MRI), and labelled device-resident: our CUDA engine (features: mode a; features + label image:
-// mode b) at 4- and 8-connectivity, and each direct algorithm at its own connectivity (its CCA features where it
+// mode b; the label image alone: the labels-only variant) at 4- and 8-connectivity, and each direct algorithm at its own connectivity (its CCA features where it
 // has them, its CCL labels in its own numbering and in raster order). Minimum of the timed runs, CUDA events.
 
 #include "CudaConnectedComponentAnalysisUserPath.h"
@@ -78,9 +78,12 @@ RunDirectOnImages(const std::vector<std::string> & files, const std::vector<std:
       row["ours_features_ms_" + conn] = MinimumOf(t.featuresMs);
       row["ours_features_and_labels_ms_" + conn] = MinimumOf(t.featuresAndLabelsMs);
       row["components_" + conn] = t.components;
+      request.featureAlgorithm = itk::cca::FeatureAlgorithm::LabelsOnly;
+      const auto l = itk::cca::BenchmarkCudaDeviceResident(request, 0, warmup, runs);
+      row["ours_labels_ms_" + conn] = MinimumOf(l.featuresAndLabelsMs);
       std::cout << "  ours (FLSL+CD), conn " << conn << ": features " << MinimumOf(t.featuresMs)
-                << ", features + labels " << MinimumOf(t.featuresAndLabelsMs) << " (" << t.components
-                << " components)\n";
+                << ", features + labels " << MinimumOf(t.featuresAndLabelsMs) << ", labels only "
+                << MinimumOf(l.featuresAndLabelsMs) << " (" << t.components << " components)\n";
     }
     for (const auto & name : algorithms)
     {

@@ -156,6 +156,8 @@ FeatureAlgorithmName(FeatureAlgorithm algorithm)
       return "FLSL";
     case FeatureAlgorithm::PixelAtomics:
       return "naive";
+    case FeatureAlgorithm::LabelsOnly:
+      return "labels only";
   }
   return "unknown";
 }

@@ -20,7 +20,8 @@
 //  repeat      100 runs of a dense 4096x4096 image, bit-identical labels and features;
 //  outofmemory the device's memory taken first: a clear exception, then a normal run once freed;
 //  variants    the benchmark's feature algorithms (naive, FLSL, FLSL+OTF) give FLSL+CD's labels and
-//              features, 2D and 3D, both connectivities, the paper's density x granularity sweep;
+//              features, 2D and 3D, both connectivities, the paper's density x granularity sweep; the
+//              labels-only variant (the benchmark's ccl-ours) the same labels, its features refused;
 //  direct      the seed papers' other algorithms (BenchmarkDirectAlgorithm: BUF, HA4, HA4+OTF, HA4+CD), their
 //              labels put into raster order, equal to ConnectedComponentImageFilter's (at each one's
 //              connectivity) pixel for pixel, and for the CCA its label image too and its features (S, Sx, Sy,
@@ -210,13 +211,29 @@ struct EngineResult
   std::vector<std::uint32_t>      labels;
 };
 
+/** The labels-only variant's features are refused; `featuresRefused` says whether they were. */
 EngineResult
-RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algorithm)
+RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algorithm, bool * featuresRefused = nullptr)
 {
   request.featureAlgorithm = algorithm;
   EngineResult r;
   r.count = engine.Analyze(request);
-  r.features = engine.GetFeatures();
+  if (featuresRefused)
+  {
+    try
+    {
+      engine.GetFeatures();
+      *featuresRefused = false;
+    }
+    catch (const cca::Error &)
+    {
+      *featuresRefused = true;
+    }
+  }
+  else
+  {
+    r.features = engine.GetFeatures();
+  }
   r.labels.assign(request.NumberOfPixels(), 0xdeadbeefu); // poisoned: every pixel must be written
   cca::LabelOutput out;
   out.data = r.labels.data();
@@ -277,6 +294,16 @@ Variants()
                       << std::endl;
             ok = false;
           }
+        }
+        // The labeling path without features: the same labels, its features refused.
+        bool               refused = false;
+        const EngineResult l = RunEngine(*engine, request, cca::FeatureAlgorithm::LabelsOnly, &refused);
+        if (l.count != reference.count || l.labels != reference.labels || !refused)
+        {
+          std::cerr << what << " fully=" << fully << ": labels only " << (refused ? "" : "(features not refused) ")
+                    << "differs from FLSL+CD (" << l.count << " vs " << reference.count << " components)"
+                    << std::endl;
+          ok = false;
         }
       }
     };

@@ -261,14 +261,16 @@ public:
 };
 
 /** How the CUDA engine accumulates the per-component features (Lemaitre et al. 2021, Table 1). All give
- * the same result; they exist to reproduce the paper's comparison. Only the default also computes the
+ * the same result; they exist to reproduce the paper's comparison (LabelsOnly: the same labels, no features,
+ * to compare with labels-only algorithms). Only the default also computes the
  * LabelMap's sums. The CPU engine has one algorithm and ignores this. */
 enum class FeatureAlgorithm : std::uint8_t
 {
   ConflictDetection, ///< FLSL+CD: per-run contributions voted with __match_any_sync (default)
   OnTheFlyMerge,     ///< FLSL+OTF: features move with the union-find links as runs merge
   RunAtomics,        ///< FLSL: one set of atomics per run
-  PixelAtomics       ///< naive: one set of atomics per pixel, after labeling
+  PixelAtomics,      ///< naive: one set of atomics per pixel, after labeling
+  LabelsOnly         ///< no features: the labeling path alone, for the benchmark (its features are refused)
 };
 
 /** What is done with the components after labeling (RelabelComponentImageFilter's options, with
