@@ -33,7 +33,8 @@ namespace cuda
 {
 namespace
 {
-constexpr std::size_t NumberOfAlgorithms = 4;
+// FeatureAlgorithm's values: LabelsOnly is the last (a value added after it must take its place here).
+constexpr std::size_t NumberOfAlgorithms = static_cast<std::size_t>(FeatureAlgorithm::LabelsOnly) + 1;
 
 std::mutex &
 RegistryMutex()
