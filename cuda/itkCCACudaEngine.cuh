@@ -164,7 +164,7 @@ private:
   cudaEvent_t                                    m_CallerReady = nullptr;   ///< Request::stream's work done
   void *                                         m_CallerStream = nullptr;  ///< the last device request's stream
   mutable std::mutex                             m_FeaturesMutex;
-  std::array<std::unique_ptr<FeatureVariant>, 4> m_Variants;
+  std::array<std::unique_ptr<FeatureVariant>, NumberOfFeatureAlgorithms> m_Variants;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
     m_FeatureSums, m_FeatureBoxes, m_NewIndex, m_Labels, m_Columns;

@@ -108,6 +108,9 @@ public:
   LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool shapeSums, bool perimeter) = 0;
 };
 
+/** How many FeatureAlgorithm values there are: LabelsOnly is the last (a value added after it takes its place). */
+constexpr std::size_t NumberOfFeatureAlgorithms = static_cast<std::size_t>(FeatureAlgorithm::LabelsOnly) + 1;
+
 /** The registry (itkCCAFeatureVariants.cu): the variant of `algorithm`; Error for a research variant that
  * was not registered. */
 std::unique_ptr<FeatureVariant>

@@ -33,8 +33,7 @@ namespace cuda
 {
 namespace
 {
-// FeatureAlgorithm's values: LabelsOnly is the last (a value added after it must take its place here).
-constexpr std::size_t NumberOfAlgorithms = static_cast<std::size_t>(FeatureAlgorithm::LabelsOnly) + 1;
+constexpr std::size_t NumberOfAlgorithms = NumberOfFeatureAlgorithms;
 
 std::mutex &
 RegistryMutex()

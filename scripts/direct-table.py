@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Issue 28's tables from one benchmark JSON (examples/CudaConnectedComponentAnalysisBenchmark --direct ...):
+the ICASSP paper's Table 1 (its seven rows, 4-connectivity) beside its A100 figures with the ratio, the
+per-density times of the HA and FLSL rows at each granularity (where the ordering differs from the paper's),
+and BUF against our labels path at 8-connectivity. Gpix/s from the minimum time, averaged over densities.
+
+usage: scripts/direct-table.py BENCHMARK.json
+"""
+import json
+import sys
+from collections import defaultdict
+
+# Lemaitre et al., ICASSP 2021, Table 1: average CCA throughput (Gpix/s), 8192^2, NVIDIA A100.
+PAPER = {
+    "naive": (0.966, 0.994, 0.985, 0.337),
+    "HA": (4.22, 13.2, 25.8, 16.6),
+    "HA+OTF": (14.6, 28.7, 59.3, 66.2),
+    "HA+CD": (13.8, 23.9, 27.4, 16.6),
+    "FLSL": (4.85, 19.1, 61.9, 244),
+    "FLSL+OTF": (20.8, 65.1, 160, 238),
+    "FLSL+CD": (24.5, 83.2, 170, 244),
+}
+OURS = {"naive": "a-naive", "HA": "a-ha4", "HA+OTF": "a-ha4-otf", "HA+CD": "a-ha4-cd",
+        "FLSL": "a-flsl", "FLSL+OTF": "a-otf", "FLSL+CD": "a"}
+SERIES = ("g1", "g4", "g16", "ones")
+
+
+def main(path):
+    report = json.load(open(path))
+    gpix = {(s["mode"], s["connectivity"], s["granularity"]): s["gpix_per_s_min_time"] for s in report["summary"]}
+    print(f"{report['device']}, {report['size']}^2, {report['runs']} runs")
+    print("\n| algorithm | " + " | ".join(f"{g}: here / A100 (ratio)" for g in SERIES) + " |")
+    print("|---|" + "---|" * len(SERIES))
+    for name, mode in OURS.items():
+        cells = []
+        for g, paper in zip(SERIES, PAPER[name]):
+            ours = gpix.get((mode, 4, g))
+            cells.append("-" if ours is None else f"{ours:.1f} / {paper} ({ours / paper:.1f}x)")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+    times = defaultdict(dict)  # (mode, conn, g) -> density -> min ms
+    for r in report["results"]:
+        times[(r["mode"], r["connectivity"], r["granularity"])][r["density"]] = r["min_ms"]
+    for g in ("g1", "g4", "g16"):
+        print(f"\nper density, {g}, conn 4, ms (min): " + ", ".join(OURS))
+        for d in sorted(times[("a", 4, g)]):
+            print(f"  d={d:.1f}: " + "  ".join(f"{times[(m, 4, g)].get(d, float('nan')):7.3f}" for m in OURS.values()))
+
+    print("\n| 8-connectivity | " + " | ".join(SERIES) + " |")
+    print("|---|" + "---|" * len(SERIES))
+    for mode, label in (("ccl-buf", "BUF labels, its own numbering"), ("ccl-buf-raster", "BUF labels, raster order"),
+                        ("ccl-ours", "ours, labels only"), ("b", "ours, labels + features"),
+                        ("a", "ours, features only")):
+        print(f"| {label} | " + " | ".join(f"{gpix.get((mode, 8, g), float('nan')):.1f}" for g in SERIES) + " |")
+    for g in SERIES:
+        print(f"\nper density, {g}, conn 8, ms (min): BUF, BUF raster, ours labels, ours labels + features")
+        for d in sorted(times[("b", 8, g)]):
+            print(f"  d={d:.1f}: " + "  ".join(f"{times[(m, 8, g)].get(d, float('nan')):7.3f}"
+                                              for m in ("ccl-buf", "ccl-buf-raster", "ccl-ours", "b")))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
