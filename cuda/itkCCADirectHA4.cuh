@@ -321,7 +321,10 @@ FeaturesKernel(const std::uint8_t * __restrict__ pixels, const std::uint32_t * _
         start ? SubRunFeatures(x0 + b, static_cast<std::uint32_t>(EndDistance(word, b)), y) : NoFeatures();
       if (ConflictDetection)
       {
-        const std::uint32_t peers = __match_any_sync(FullWarp, root);
+        // Only the starts vote: the other lanes (most of them: a sub-run has one start) each stay a group of
+        // one, or their common NoNode would make a 32-lane reduction of zeros wherever a warp has no start.
+        const std::uint32_t matched = __match_any_sync(FullWarp, root);
+        const std::uint32_t peers = start ? matched : 1u << lane;
         if (ReducePeers(peers, c) && start)
         {
           AddFeaturesAtomically(features, root, c);

@@ -30,8 +30,8 @@ if [ "${BENCH:-0}" = 1 ]; then
 fi
 # After the benchmark, so that it runs alone (SANITIZE=variants: the variants' memcheck only).
 if [ "${SANITIZE:-1}" = 1 ]; then
-  { s memcheck direct small & s racecheck direct small & s initcheck direct small & wait; } 2>&1 | tee $OUT/sanitizer-summary-direct.txt
-fi
-if [ "${SANITIZE:-1}" = 1 ] || [ "${SANITIZE:-1}" = variants ]; then
-  s memcheck variants | tee -a $OUT/sanitizer-summary-direct.txt
+  { s memcheck direct small & s racecheck direct small & s initcheck direct small & s memcheck variants & wait; } 2>&1 \
+    | tee $OUT/sanitizer-summary-direct.txt
+elif [ "${SANITIZE:-1}" = variants ]; then
+  s memcheck variants | tee $OUT/sanitizer-summary-direct.txt
 fi

@@ -217,9 +217,20 @@ RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algo
 {
   request.featureAlgorithm = algorithm;
   EngineResult r;
-  r.count = engine.Analyze(request);
   if (featuresRefused)
   {
+    // Features asked for with the analysis are refused before any work; later, on their own.
+    bool refusedWithAnalysis = false;
+    try
+    {
+      engine.Analyze(request);
+    }
+    catch (const cca::Error &)
+    {
+      refusedWithAnalysis = true;
+    }
+    request.hostFeatures = false;
+    r.count = engine.Analyze(request);
     try
     {
       engine.GetFeatures();
@@ -227,11 +238,12 @@ RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algo
     }
     catch (const cca::Error &)
     {
-      *featuresRefused = true;
+      *featuresRefused = refusedWithAnalysis;
     }
   }
   else
   {
+    r.count = engine.Analyze(request);
     r.features = engine.GetFeatures();
   }
   r.labels.assign(request.NumberOfPixels(), 0xdeadbeefu); // poisoned: every pixel must be written
