@@ -27,7 +27,13 @@ SERIES = ("g1", "g4", "g16", "ones")
 
 def main(path):
     report = json.load(open(path))
-    gpix = {(s["mode"], s["connectivity"], s["granularity"]): s["gpix_per_s_min_time"] for s in report["summary"]}
+    pixels = report["size"] ** 2
+    ms = defaultdict(list)
+    for r in report["results"]:
+        ms[(r["mode"], r["connectivity"], r["granularity"])].append(r["min_ms"])
+    # total pixels / total time, and the mean of the per-image rates
+    gpix = {k: len(v) * pixels / (sum(v) * 1e6) for k, v in ms.items()}
+    mean = {k: sum(pixels / (t * 1e6) for t in v) / len(v) for k, v in ms.items()}
     print(f"{report['device']}, {report['size']}^2, {report['runs']} runs")
     print("\n| algorithm | " + " | ".join(f"{g}: here / A100 (ratio)" for g in SERIES) + " |")
     print("|---|" + "---|" * len(SERIES))
@@ -35,7 +41,8 @@ def main(path):
         cells = []
         for g, paper in zip(SERIES, PAPER[name]):
             ours = gpix.get((mode, 4, g))
-            cells.append("-" if ours is None else f"{ours:.1f} / {paper} ({ours / paper:.1f}x)")
+            cells.append("-" if ours is None else
+                         f"{ours:.3g} / {paper} ({ours / paper:.2g}x) [{mean[(mode, 4, g)]:.3g}]")
         print(f"| {name} | " + " | ".join(cells) + " |")
 
     times = defaultdict(dict)  # (mode, conn, g) -> density -> min ms
@@ -51,7 +58,8 @@ def main(path):
     for mode, label in (("ccl-buf", "BUF labels, its own numbering"), ("ccl-buf-raster", "BUF labels, raster order"),
                         ("ccl-ours", "ours, labels only"), ("b", "ours, labels + features"),
                         ("a", "ours, features only")):
-        print(f"| {label} | " + " | ".join(f"{gpix.get((mode, 8, g), float('nan')):.1f}" for g in SERIES) + " |")
+        print(f"| {label} | " + " | ".join(f"{gpix.get((mode, 8, g), float('nan')):.3g} [{mean.get((mode, 8, g), float('nan')):.3g}]"
+                                            for g in SERIES) + " |")
     for g in SERIES:
         print(f"\nper density, {g}, conn 8, ms (min): BUF, BUF raster, ours labels, ours labels + features")
         for d in sorted(times[("b", 8, g)]):
