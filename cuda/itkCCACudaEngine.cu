@@ -163,15 +163,15 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
     throw Error(std::string("multi-label input is labeled with FLSL+CD only, not the ") +
                 FeatureAlgorithmName(request.featureAlgorithm) + " variant");
   }
+  m_FeaturesMeasured = variant.MeasuresFeatures();
+  if ((featuresToHost || request.computeShapeSums) && !m_FeaturesMeasured)
+  {
+    throw Error("the labels-only variant computes no features to return");
+  }
   if (request.computeShapeSums && !variant.ComputesShapeSums())
   {
     throw Error(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
                 " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
-  }
-  m_FeaturesMeasured = variant.MeasuresFeatures();
-  if (featuresToHost && !m_FeaturesMeasured)
-  {
-    throw Error("the labels-only variant computes no features to return");
   }
   const DeviceScope scope(m_DeviceId);
   m_CallerStream = onDevice ? request.stream : nullptr;
@@ -190,8 +190,8 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
     const int sms = m_Properties.multiProcessorCount;
     // 1. Pixels to the device; foreground bits.
     m_Bits.Reserve(std::uint64_t{ m_Geometry.numWords } * sizeof(std::uint32_t), "the foreground bitmask");
-    const void * input =
-      BuildForegroundBits(request, onDevice, m_Pixels, m_Staging, m_Bits.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
+    const void * input = BuildForegroundBits(
+      request, onDevice, m_Pixels, m_Staging, m_Bits.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
     if (m_MultiLabel)
     {
       // 1b. Where runs of another value start inside stretches of foreground pixels.
@@ -227,8 +227,12 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
       if (m_MultiLabel)
       {
         m_ComponentClass.Reserve(m_NumberOfComponents * sizeof(long long), "the components' values");
-        ClassifyComponents(
-          m_RunClass.As<long long>(), m_Parent.As<std::uint32_t>(), m_ComponentClass.As<long long>(), numRuns, m_Stream, sms);
+        ClassifyComponents(m_RunClass.As<long long>(),
+                           m_Parent.As<std::uint32_t>(),
+                           m_ComponentClass.As<long long>(),
+                           numRuns,
+                           m_Stream,
+                           sms);
       }
       // 5c. With a feature image: each component's intensity sums.
       if (request.feature)
@@ -358,6 +362,12 @@ CudaEngine::NumberComponents(std::uint32_t numRuns)
 void
 CudaEngine::MeasureComponents(const Request & request, FeatureVariant & variant, const DeviceRuns & runs)
 {
+  if (!variant.MeasuresFeatures())
+  {
+    // Labels only: nothing to allocate or clear, and K components' sums need not fit beside the labels.
+    variant.LabelRunsAndMeasure(runs, DeviceFeatures{}, false, false);
+    return;
+  }
   // The accumulators of K components in two allocations: 64-bit sums, 32-bit boxes.
   const std::uint64_t k = m_NumberOfComponents;
   m_FeatureSums.Reserve(NumberOfSums * k * sizeof(unsigned long long), "component features");
@@ -426,8 +436,10 @@ CudaEngine::MeasureIntensities(const Request & request, bool onDevice, std::uint
                           sms);
   // The sums to the host now: a few columns per component, wanted whenever a feature image is given.
   m_Intensity.Resize(k);
-  m_Staging.ToHost(
-    m_Intensity.values.data(), m_IntensityBuffers.values.As<void>(), m_Intensity.values.size() * sizeof(double), m_Stream);
+  m_Staging.ToHost(m_Intensity.values.data(),
+                   m_IntensityBuffers.values.As<void>(),
+                   m_Intensity.values.size() * sizeof(double),
+                   m_Stream);
   m_Staging.ToHost(m_Intensity.integers.data(),
                    m_IntensityBuffers.integers.As<void>(),
                    m_Intensity.integers.size() * sizeof(std::uint64_t),
@@ -542,10 +554,9 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   BasicColumns                          device = columns;
   std::vector<PinnedStaging::HostPiece> toHost; // the caller's columns, in the scratch buffer's order
   // The kept components' rows (the columns' length).
-  const std::uint64_t rows =
-    newIndex ? static_cast<std::uint64_t>(
-                 std::count_if(newIndex, newIndex + k, [](std::uint64_t row) { return row != UINT64_MAX; }))
-             : k;
+  const std::uint64_t rows = newIndex ? static_cast<std::uint64_t>(std::count_if(
+                                          newIndex, newIndex + k, [](std::uint64_t row) { return row != UINT64_MAX; }))
+                                      : k;
   if (columns.onDevice)
   {
     WaitForCallerStream();

@@ -69,7 +69,8 @@ public:
     return false;
   }
 
-  /** false for the labels-only variant: the engine then refuses every read of the features. */
+  /** false for the labels-only variant: the engine then allocates no features, passes an empty DeviceFeatures to
+   * LabelRunsAndMeasure and refuses every read of the features. */
   virtual bool
   MeasuresFeatures() const
   {

@@ -17,7 +17,8 @@
  *=========================================================================*/
 // Labels only (research library, issue 28): the engine's labeling path without the feature stage -- the same
 // runs, merge and raster-order numbering as FLSL+CD, then each run's label, nothing accumulated. It is what the
-// benchmark compares with the labels-only algorithms of the field (BUF); the engine refuses its features.
+// benchmark compares with the labels-only algorithms of the field (BUF). The engine allocates no features for it
+// and refuses to return any.
 
 #include "itkCCAFeatureVariant.cuh"
 
@@ -37,19 +38,6 @@ public:
   MeasuresFeatures() const override
   {
     return false;
-  }
-
-  // Nothing for the engine to zero or initialize: no sum and no box is read after this variant.
-  int
-  FirstAccumulatedSum() const override
-  {
-    return NumberOfSums;
-  }
-
-  bool
-  WritesBoundingBoxes() const override
-  {
-    return true;
   }
 
   void

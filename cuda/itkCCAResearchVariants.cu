@@ -15,8 +15,9 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The research library's registration of the paper's other feature variants (FLSL+OTF, FLSL, naive; and labels only), each
-// in its own file (itkCCAFeatureVariant<Name>.cu), and of the direct algorithms (itkCCADirect<Name>.cu).
+// The research library's registration of the paper's other feature variants (FLSL+OTF, FLSL, naive) and of the
+// labels-only variant, each in its own file (itkCCAFeatureVariant<Name>.cu), and of the direct algorithms
+// (itkCCADirect<Name>.cu).
 #include "itkCCABenchmark.h"
 #include "itkCCADirectAlgorithm.cuh"
 #include "itkCCAFeatureVariant.cuh"

@@ -17,7 +17,8 @@
  *=========================================================================*/
 // Throughput benchmark, the method of Lemaitre et al. 2021 (ICASSP) §4: square MT19937 random images
 // (default 8192^2) of density 0..100 % in 10 % steps at granularity g in {1, 4, 16}, plus the all-ones
-// image; Gpix/s = pixels / time, averaged over the densities of each g. Modes, side by side in one run:
+// image; Gpix/s = pixels / time, over the densities of each g both as the mean of the images' rates and as total
+// pixels over total time (the paper's Table 1: docs/performance.md). Modes, side by side in one run:
 //  a  CUDA, device-resident: labeling + features, features left on the device (CUDA events); FLSL+CD,
 //     and with --variants 1 also naive (a-naive), FLSL (a-flsl) and FLSL+OTF (a-otf)
 //  b  CUDA, device-resident: a + the label image written on the device (CUDA events)
@@ -260,7 +261,7 @@ Benchmark(int argc, char * argv[])
         }
         // Beside the direct algorithms: our labeling path without the feature stage (runs, merge, numbering,
         // label image), the labels-only counterpart of mode b.
-        if (!opt.direct.empty())
+        if (has('a') && !opt.direct.empty())
         {
           request.featureAlgorithm = itk::cca::FeatureAlgorithm::LabelsOnly;
           const auto v = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);
@@ -432,90 +433,8 @@ Benchmark(int argc, char * argv[])
     }
   }
 
-  // Table: Gpix/s averaged over densities per g (from the minimum time; median in parentheses).
-  std::vector<std::pair<std::string, std::string>> modeNames = {
-    { "a-naive", "a: naive (pixel atomics)" },
-    { "a-flsl", "a: FLSL (run atomics)" },
-    { "a-otf", "a: FLSL+OTF" },
-    { "a", "a: CUDA device-resident features FLSL+CD" },
-    { "b", "b: CUDA device-resident features + labels" },
-    { "ccl-ours", "ccl: ours, labels only (no features)" },
-    { "c", "c: CUDA end to end via ITK filter" },
-    { "d0", "d0: ITK ConnectedComponentImageFilter" },
-    { "d", "d: ITK CC + LabelImageToShapeLabelMap" },
-    { "e", "e: our CPU engine via ITK filter" }
-  };
-  for (const auto & name : opt.direct)
-  {
-    modeNames.insert(modeNames.begin() + 3, { { "a-" + name, "a: " + name + " features (CCA)" },
-                                              { "ccl-" + name, "ccl: " + name + " labels, its own numbering" },
-                                              { "ccl-" + name + "-raster", "ccl: " + name + " labels, raster order" } });
-  }
-  nlohmann::json summary = nlohmann::json::array();
-  if (sweep) // the table of modes a-e
-  {
-    std::cout << "\n"
-              << opt.size << "x" << opt.size
-              << " images, Gpix/s over the densities: mean of each image's rate / total pixels over total time"
-                 " (the paper's Table 1), from the min time; (the mean from the median time)\n"
-              << "device: " << report["device"].get<std::string>() << "; CPU threads: " << threads << "\n";
-    std::cout << std::left << std::setw(45) << "mode" << std::setw(5) << "conn";
-    for (const char * g : { "g1", "g4", "g16", "ones" })
-    {
-      std::cout << std::setw(22) << g;
-    }
-    std::cout << "\n";
-    for (const auto & [mode, name] : modeNames)
-    {
-      for (const std::string conn : { "4", "8" })
-      {
-        bool any = false;
-        for (const std::string g : { "g1", "g4", "g16", "ones" })
-        {
-          any = any || gpixMin.count(mode + "|" + conn + "|" + g);
-        }
-        if (!any)
-        {
-          continue;
-        }
-        std::cout << std::setw(45) << name << std::setw(5) << conn;
-        for (const std::string g : { "g1", "g4", "g16", "ones" })
-        {
-          const auto & mins = gpixMin[mode + "|" + conn + "|" + g];
-          const auto & meds = gpixMedian[mode + "|" + conn + "|" + g];
-          if (mins.empty())
-          {
-            std::cout << std::setw(22) << "-";
-            continue;
-          }
-          const double avgMin = std::accumulate(mins.begin(), mins.end(), 0.0) / mins.size();
-          const double avgMed = std::accumulate(meds.begin(), meds.end(), 0.0) / meds.size();
-          // Every image has the same pixels: total pixels over total time is the harmonic mean of the rates. It
-          // is the only reading of "averaged over the density range" that the paper's figures allow (FLSL's 4.85
-          // Gpix/s at g = 1 beside its 244 on the all-ones image); the plain mean is led by the empty image.
-          double inverseSum = 0;
-          for (double rate : mins)
-          {
-            inverseSum += 1.0 / rate;
-          }
-          const double       totalMin = mins.size() / inverseSum;
-          std::ostringstream cell;
-          cell << std::fixed << std::setprecision(avgMin < 10 ? 2 : 1) << avgMin << " / "
-               << std::setprecision(totalMin < 10 ? 2 : 1) << totalMin << " (" << std::setprecision(1) << avgMed
-               << ")";
-          std::cout << std::setw(22) << cell.str();
-          summary.push_back({ { "mode", mode },
-                              { "connectivity", std::stoi(conn) },
-                              { "granularity", g },
-                              { "gpix_per_s_min_time", avgMin },
-                              { "gpix_per_s_total_min_time", totalMin },
-                              { "gpix_per_s_median_time", avgMed } });
-        }
-        std::cout << "\n";
-      }
-    }
-  }
-  report["summary"] = summary;
+  const std::string device = report.contains("device") ? report["device"].get<std::string>() : std::string();
+  report["summary"] = PrintSweepTable(gpixMin, gpixMedian, opt.direct, opt.size, device, threads, sweep);
   if (has('u'))
   {
     RunUserPathBenchmark(userPath, report);

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -69,5 +70,13 @@ RunIntensityBenchmark(const UserPathOptions & options, nlohmann::json & report);
 void
 RunDirectOnImages(const std::vector<std::string> & files, const std::vector<std::string> & algorithms, int warmup,
                   int runs, nlohmann::json & report);
+
+/** The sweep's table of modes a-e and the direct algorithms (CudaConnectedComponentAnalysisBenchmarkTable.cxx):
+ * printed where `sweep`, with Gpix/s per density in `gpixMin` / `gpixMedian` under "mode|conn|series"; returns
+ * the JSON summary rows. */
+nlohmann::json
+PrintSweepTable(const std::map<std::string, std::vector<double>> & gpixMin,
+                const std::map<std::string, std::vector<double>> & gpixMedian, const std::vector<std::string> & direct,
+                unsigned size, const std::string & device, unsigned threads, bool sweep);
 
 #endif

@@ -26,7 +26,8 @@ SERIES = ("g1", "g4", "g16", "ones")
 
 
 def main(path):
-    report = json.load(open(path))
+    with open(path) as f:
+        report = json.load(f)
     pixels = report["size"] ** 2
     ms = defaultdict(list)
     for r in report["results"]:
@@ -58,8 +59,9 @@ def main(path):
     for mode, label in (("ccl-buf", "BUF labels, its own numbering"), ("ccl-buf-raster", "BUF labels, raster order"),
                         ("ccl-ours", "ours, labels only"), ("b", "ours, labels + features"),
                         ("a", "ours, features only")):
-        print(f"| {label} | " + " | ".join(f"{gpix.get((mode, 8, g), float('nan')):.3g} [{mean.get((mode, 8, g), float('nan')):.3g}]"
-                                            for g in SERIES) + " |")
+        cells = (f"{gpix.get((mode, 8, g), float('nan')):.3g} [{mean.get((mode, 8, g), float('nan')):.3g}]"
+                 for g in SERIES)
+        print(f"| {label} | " + " | ".join(cells) + " |")
     for g in SERIES:
         print(f"\nper density, {g}, conn 8, ms (min): BUF, BUF raster, ours labels, ours labels + features")
         for d in sorted(times[("b", 8, g)]):
