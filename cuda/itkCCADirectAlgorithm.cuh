@@ -101,6 +101,8 @@ RegisteredDirectAlgorithms();
 std::unique_ptr<DirectAlgorithm>
 CreateBlockUnionFind(); // itkCCADirectBlockUnionFind.cu
 std::unique_ptr<DirectAlgorithm>
+CreateBlockUnionFindPathHalving(); // itkCCADirectBlockUnionFind.cu
+std::unique_ptr<DirectAlgorithm>
 CreateHA4(); // itkCCADirectHA4.cu
 std::unique_ptr<DirectAlgorithm>
 CreateHA4OnTheFly(); // itkCCADirectHA4OnTheFly.cu

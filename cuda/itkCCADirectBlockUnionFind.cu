@@ -19,8 +19,10 @@
 // labels only. A thread per 2x2 block; a block's label lives in its top-left pixel, whose raster index is the
 // block's id, until the last kernel copies it into the block's pixels. Four kernels, as the paper has them:
 // Initialization, Merge (the blocks above and to the left, read through the 4x4 bitset of the pixels around the
-// block that its foreground pixels touch), Compression, FinalLabeling. The union-find is the engine's
-// (itkCCAUnionFind.cuh): roots link under the smaller root, so each tree's root is its smallest block id.
+// block that its foreground pixels touch), Compression, FinalLabeling. Roots link under the smaller root with
+// atomicMin, so each tree's root is its smallest block id. "buf" unites as the paper's code does, with a Find that
+// only reads; "buf-halving" uses the engine's union (itkCCAUnionFind.cuh), whose find halves paths as it walks,
+// so that the benchmark can tell what that choice is worth.
 
 #include "itkCCACudaCheck.cuh"
 #include "itkCCADirectAlgorithm.cuh"
@@ -68,6 +70,45 @@ BufInitializationKernel(std::uint32_t * labels, std::uint32_t width, std::uint32
   });
 }
 
+/** The paper's Union: both roots found by reads only, the larger linked under the smaller; where atomicMin finds
+ * the larger no longer a root, again from what it held. */
+struct ReadOnlyFindUnion
+{
+  __device__ __forceinline__ void
+  operator()(std::uint32_t * labels, std::uint32_t a, std::uint32_t b) const
+  {
+    for (;;)
+    {
+      a = FindRoot(labels, a);
+      b = FindRoot(labels, b);
+      if (a == b)
+      {
+        return;
+      }
+      const std::uint32_t low = a < b ? a : b;
+      const std::uint32_t high = a < b ? b : a;
+      const std::uint32_t previous = atomicMin(labels + high, low);
+      if (previous == high)
+      {
+        return;
+      }
+      a = low;
+      b = previous;
+    }
+  }
+};
+
+/** The engine's union, whose find halves paths. */
+struct PathHalvingUnion
+{
+  __device__ __forceinline__ void
+  operator()(std::uint32_t * labels, std::uint32_t a, std::uint32_t b) const
+  {
+    Unite(labels, a, b);
+  }
+};
+
+template <typename TUnion>
 __global__ void
 BufMergeKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * labels, std::uint32_t width,
                std::uint32_t height)
@@ -86,18 +127,19 @@ BufMergeKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t * labels,
     {
       return;
     }
-    const auto id = static_cast<std::uint32_t>(y * width + x);
-    auto       at = [&](int bit, long long px, long long py) {
+    const auto   id = static_cast<std::uint32_t>(y * width + x);
+    const TUnion unite;
+    auto         at = [&](int bit, long long px, long long py) {
       return (around >> bit & 1u) && Foreground(pixels, width, height, px, py);
     };
     if (at(0, x - 1, y - 1)) // the block above left
-      Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x - 2));
+      unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x - 2));
     if (at(1, x, y - 1) || at(2, x + 1, y - 1)) // above
-      Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x));
+      unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x));
     if (at(3, x + 2, y - 1)) // above right
-      Unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x + 2));
+      unite(labels, id, static_cast<std::uint32_t>((y - 2) * width + x + 2));
     if (at(4, x - 1, y) || at(8, x - 1, y + 1)) // left
-      Unite(labels, id, static_cast<std::uint32_t>(y * width + x - 2));
+      unite(labels, id, static_cast<std::uint32_t>(y * width + x - 2));
   });
 }
 
@@ -133,6 +175,7 @@ BufFinalLabelingKernel(const std::uint8_t * __restrict__ pixels, std::uint32_t *
   });
 }
 
+template <typename TUnion>
 class BlockUnionFind final : public DirectAlgorithm
 {
 public:
@@ -149,7 +192,7 @@ public:
                     std::min(65535u, (image.height + 2 * BlockThreads.y - 1) / (2 * BlockThreads.y)));
     BufInitializationKernel<<<grid, BlockThreads, 0, image.stream>>>(labels, image.width, image.height);
     CCA_CUDA_CHECK_LAUNCH("BufInitializationKernel");
-    BufMergeKernel<<<grid, BlockThreads, 0, image.stream>>>(image.pixels, labels, image.width, image.height);
+    BufMergeKernel<TUnion><<<grid, BlockThreads, 0, image.stream>>>(image.pixels, labels, image.width, image.height);
     CCA_CUDA_CHECK_LAUNCH("BufMergeKernel");
     BufCompressionKernel<<<grid, BlockThreads, 0, image.stream>>>(labels, image.width, image.height);
     CCA_CUDA_CHECK_LAUNCH("BufCompressionKernel");
@@ -163,7 +206,13 @@ public:
 std::unique_ptr<DirectAlgorithm>
 CreateBlockUnionFind()
 {
-  return std::make_unique<BlockUnionFind>();
+  return std::make_unique<BlockUnionFind<ReadOnlyFindUnion>>();
+}
+
+std::unique_ptr<DirectAlgorithm>
+CreateBlockUnionFindPathHalving()
+{
+  return std::make_unique<BlockUnionFind<PathHalvingUnion>>();
 }
 
 } // namespace cuda

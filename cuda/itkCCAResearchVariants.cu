@@ -36,6 +36,7 @@ RegisterResearchFeatureVariants()
   cuda::RegisterFeatureVariant(FeatureAlgorithm::LabelsOnly, &cuda::CreateLabelsOnlyVariant);
   // The seed papers' other labeling algorithms (issue 28), each its own pipeline: BenchmarkDirectAlgorithm().
   cuda::RegisterDirectAlgorithm("buf", &cuda::CreateBlockUnionFind);
+  cuda::RegisterDirectAlgorithm("buf-halving", &cuda::CreateBlockUnionFindPathHalving);
   cuda::RegisterDirectAlgorithm("ha4", &cuda::CreateHA4);
   cuda::RegisterDirectAlgorithm("ha4-otf", &cuda::CreateHA4OnTheFly);
   cuda::RegisterDirectAlgorithm("ha4-cd", &cuda::CreateHA4ConflictDetection);

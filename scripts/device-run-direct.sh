@@ -21,10 +21,10 @@ s() { tool=$1; shift; log="$OUT"/san-$tool-$1.log
     itkCudaConnectedComponentAnalysisGPUTest "$@" > $log 2>&1
   echo "$tool $*: exit $? :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' $log | tail -n1)"; }
 if [ "${BENCH:-0}" = 1 ]; then
-  timeout ${BENCH_TIMEOUT:-400} "$b" --modes ab --variants 1 --direct buf,ha4,ha4-otf,ha4-cd --size ${SIZE:-8192} \
+  timeout ${BENCH_TIMEOUT:-400} "$b" --modes ab --variants 1 --direct buf,buf-halving,ha4,ha4-otf,ha4-cd --size ${SIZE:-8192} \
     --runs ${RUNS:-10} --warmup 1 --connectivity both --json "$OUT"/direct-${SIZE:-8192}.json \
     2>"$OUT"/direct-${SIZE:-8192}.err | tee "$OUT"/direct-${SIZE:-8192}.txt
-  timeout 120 "$b" --modes a --size 256 --runs ${RUNS:-10} --series ones --direct buf,ha4,ha4-otf,ha4-cd \
+  timeout 120 "$b" --modes a --size 256 --runs ${RUNS:-10} --series ones --direct buf,buf-halving,ha4,ha4-otf,ha4-cd \
     --direct-images test/Data/Input/CTSlice.mha,test/Data/Input/Anatomical.nii.gz --json "$OUT"/direct-images.json \
     > "$OUT"/direct-images.txt 2>&1; sed -n '/Real images/,$p' "$OUT"/direct-images.txt
 fi
