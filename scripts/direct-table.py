@@ -57,6 +57,7 @@ def main(path):
     print("\n| 8-connectivity | " + " | ".join(SERIES) + " |")
     print("|---|" + "---|" * len(SERIES))
     for mode, label in (("ccl-buf", "BUF labels, its own numbering"), ("ccl-buf-raster", "BUF labels, raster order"),
+                        ("ccl-buf-halving", "BUF with a path-halving find, its own numbering"),
                         ("ccl-ours", "ours, labels only"), ("b", "ours, labels + features"),
                         ("a", "ours, features only")):
         cells = (f"{gpix.get((mode, 8, g), float('nan')):.3g} [{mean.get((mode, 8, g), float('nan')):.3g}]"
