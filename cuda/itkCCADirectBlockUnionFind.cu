@@ -70,31 +70,13 @@ BufInitializationKernel(std::uint32_t * labels, std::uint32_t width, std::uint32
   });
 }
 
-/** The paper's Union: both roots found by reads only, the larger linked under the smaller; where atomicMin finds
- * the larger no longer a root, again from what it held. */
+/** The paper's Union: both roots found by reads only. */
 struct ReadOnlyFindUnion
 {
   __device__ __forceinline__ void
   operator()(std::uint32_t * labels, std::uint32_t a, std::uint32_t b) const
   {
-    for (;;)
-    {
-      a = FindRoot(labels, a);
-      b = FindRoot(labels, b);
-      if (a == b)
-      {
-        return;
-      }
-      const std::uint32_t low = a < b ? a : b;
-      const std::uint32_t high = a < b ? b : a;
-      const std::uint32_t previous = atomicMin(labels + high, low);
-      if (previous == high)
-      {
-        return;
-      }
-      a = low;
-      b = previous;
-    }
+    Unite<NoLinkAction, false>(labels, a, b);
   }
 };
 

@@ -79,15 +79,16 @@ struct NoLinkAction
 /** Merges the sets of a and b. When atomicMin finds that `high` stopped being a root meanwhile, its
  * link may have been replaced by ours; retrying with the value it held reconnects both sets.
  * `onLink(high, low)` runs once this thread's atomicMin has made root `high` a child of `low`: exactly
- * one thread does so for each root (the on-the-fly merge moves features there). */
-template <typename TOnLink = NoLinkAction>
+ * one thread does so for each root (the on-the-fly merge moves features there). `PathHalving` false: the
+ * roots are found by reads only (FindRoot), as BUF's paper does; the engine halves paths against long chains. */
+template <typename TOnLink = NoLinkAction, bool PathHalving = true>
 __device__ __forceinline__ void
 Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b, const TOnLink & onLink = TOnLink())
 {
   for (;;)
   {
-    a = FindRootConcurrent(parent, a);
-    b = FindRootConcurrent(parent, b);
+    a = PathHalving ? FindRootConcurrent(parent, a) : FindRoot(parent, a);
+    b = PathHalving ? FindRootConcurrent(parent, b) : FindRoot(parent, b);
     if (a == b)
     {
       return;
