@@ -22,6 +22,7 @@
 // costs nothing on a large image); the input is probed in CudaConnectedComponentAnalysisToolProbe.cxx.
 // Every failure ends with a message on stderr and one of the exit codes of the usage text.
 #include "CudaConnectedComponentAnalysisTool.h"
+#include "itkCudaConnectedComponentAnalysisEngine.h"
 
 #include "itkImageFileReader.h" // registers the IO factories (ITK_IO_FACTORY_REGISTER_MANAGER)
 #include "itkImageIOFactory.h"
@@ -137,15 +138,17 @@ Exit codes:
      --per-class or --class-values without --multilabel, --intensity with --batch or --memory-budget or
      without --csv / --json)
   2  cannot read the input, the mask or the intensity image (missing, unreadable, truncated or damaged, no
-     ITK reader for it, no DICOM series, a damaged slice or slices missing from the series)
+     ITK reader for it, no DICOM series, a damaged slice or slices missing from the series), or a mask
+     of another size or geometry than the input's (what differs is named)
   3  unsupported image: pixels that are not scalars (RGB, vector, complex), or not 2D / 3D; with
      --multilabel, a floating-point pixel type (classes are integers); an --intensity image that is not
      scalar or not of the input's dimension
   4  with --fail-if-empty: no foreground pixel
   5  the label type cannot hold the number of objects, or with --class-values a class value (nothing is
      written)
-  6  any other failure (the filter or a writer failed; ITK's message is printed): a mask or --intensity
-     image of another size or geometry than the input's among them
+  6  any other failure (the filter or a writer failed; ITK's message is printed): an --intensity image of
+     another size or geometry than the input's, --backend cuda where no CUDA device is usable (the
+     reason is said) among them
 
 Example: cca ct.nii.gz --lower 250 --connectivity full --min-size 10 --sort --output bones.nii.gz --csv bones.csv
          cca seg.nii.gz --multilabel --per-class --keep 1 --class-values --output cleaned.nii.gz --csv organs.csv
@@ -495,6 +498,34 @@ ParseCommandLine(int argc, char * argv[], Options & options)
 } // namespace
 } // namespace cca_tool
 
+namespace
+{
+/** --backend cuda where no CUDA device is usable: said in plain words, with the runtime's reason, before any
+ * file is read (the filter would say it only after reading, inside ITK's exception text). */
+void
+CheckCudaBackendUsable(const cca_tool::Options & options)
+{
+  using Engine = itk::CudaConnectedComponentAnalysisEngine;
+  if (options.backend != itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA)
+  {
+    return;
+  }
+  std::string reason;
+  const int   count = Engine::GetCudaDeviceCount(&reason);
+  if (count < 1)
+  {
+    throw cca_tool::ToolError(cca_tool::ExitFailure, "--backend cuda: no CUDA device is usable here: " + reason +
+                                                       " (--backend auto or cpu labels on the CPU engine)");
+  }
+  if (options.deviceId < 0 || options.deviceId >= count)
+  {
+    throw cca_tool::ToolError(cca_tool::ExitFailure, "--device " + std::to_string(options.deviceId) +
+                                                       ": no such CUDA device (" + std::to_string(count) +
+                                                       " found, numbered from 0)");
+  }
+}
+} // namespace
+
 int
 main(int argc, char * argv[])
 {
@@ -508,6 +539,7 @@ main(int argc, char * argv[])
       PrintUsage(std::cout);
       return ExitOk;
     }
+    CheckCudaBackendUsable(options);
     if (options.batch)
     {
       return RunBatch(options);

@@ -324,10 +324,6 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
 void
 PrintSummary(const Report & report);
 
-/** "CUDA" or "CPU" (the engine that ran). */
-const char *
-BackendName(itk::CudaConnectedComponentAnalysisEnums::Backend backend);
-
 /** The smallest label type that holds `count` labels (1 .. count; 0 is the background), and the largest
  * label each type holds. */
 std::string

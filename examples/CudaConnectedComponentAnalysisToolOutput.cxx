@@ -353,13 +353,6 @@ PrintSummary(const Report & r)
   line("written") << (written.empty() ? "nothing (no --output, --csv or --json)" : written) << std::endl;
 }
 
-const char *
-BackendName(itk::CudaConnectedComponentAnalysisEnums::Backend backend)
-{
-  using Backend = itk::CudaConnectedComponentAnalysisEnums::Backend;
-  return backend == Backend::CUDA ? "CUDA" : backend == Backend::CPU ? "CPU" : "automatic";
-}
-
 std::string
 SmallestLabelType(std::uint64_t count)
 {

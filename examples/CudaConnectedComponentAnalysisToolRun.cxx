@@ -169,17 +169,43 @@ ReadIntensity(const std::string & fileName, ProgressBar & bar)
   return image;
 }
 
-/** Whether `a` and `b` have the same origin, spacing and direction within ImageToImageFilter's tolerances (the
- * coordinates' relative to b's first spacing), as its VerifyInputInformation() compares them. */
+/** What differs between the grids of `a` and `b` ("" where nothing does): the size, else the origin, spacing or
+ * direction beyond ImageToImageFilter's tolerances (the coordinates' relative to b's first spacing), as its
+ * VerifyInputInformation() compares them; each said as "a's value, b's value". */
+template <unsigned int D>
+std::string
+SpaceDifference(const itk::ImageBase<D> * a, const itk::ImageBase<D> * b, double coordinateTolerance,
+                double directionTolerance)
+{
+  std::ostringstream said;
+  const auto         sizeA = a->GetLargestPossibleRegion().GetSize();
+  const auto         sizeB = b->GetLargestPossibleRegion().GetSize();
+  const double       tolerance = coordinateTolerance * std::abs(b->GetSpacing()[0]);
+  if (sizeA != sizeB)
+  {
+    said << "size " << sizeA << " against " << sizeB;
+  }
+  else if (!a->GetOrigin().GetVnlVector().is_equal(b->GetOrigin().GetVnlVector(), tolerance))
+  {
+    said << "origin " << a->GetOrigin() << " against " << b->GetOrigin();
+  }
+  else if (!a->GetSpacing().GetVnlVector().is_equal(b->GetSpacing().GetVnlVector(), tolerance))
+  {
+    said << "spacing " << a->GetSpacing() << " against " << b->GetSpacing();
+  }
+  else if (!a->GetDirection().GetVnlMatrix().is_equal(b->GetDirection().GetVnlMatrix(), directionTolerance))
+  {
+    said << "direction " << a->GetDirection().GetVnlMatrix() << " against " << b->GetDirection().GetVnlMatrix();
+  }
+  return said.str();
+}
+
 template <unsigned int D>
 bool
 SameSpace(const itk::ImageBase<D> * a, const itk::ImageBase<D> * b, double coordinateTolerance,
           double directionTolerance)
 {
-  const double tolerance = coordinateTolerance * std::abs(b->GetSpacing()[0]);
-  return a->GetOrigin().GetVnlVector().is_equal(b->GetOrigin().GetVnlVector(), tolerance) &&
-         a->GetSpacing().GetVnlVector().is_equal(b->GetSpacing().GetVnlVector(), tolerance) &&
-         a->GetDirection().GetVnlMatrix().is_equal(b->GetDirection().GetVnlMatrix(), directionTolerance);
+  return SpaceDifference(a, b, coordinateTolerance, directionTolerance).empty();
 }
 
 /** --multilabel reads the classes as this type: every integer pixel type's values but unsigned 64-bit ones above
@@ -432,7 +458,7 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
               << " objects passed --min-size / --min-physical-size / --keep: the labels are all background"
               << std::endl;
   }
-  report.backend = std::string(BackendName(filter->GetBackendUsed())) + ": " + filter->GetBackendDescription();
+  report.backend = std::string(itk::CudaConnectedComponentAnalysisEnums::BackendName(filter->GetBackendUsed())) + ": " + filter->GetBackendDescription();
 
   // The five largest objects, from the features (label order; ties stay in label order).
   double pixelVolume = 1.0;
@@ -527,7 +553,7 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
         header["classValues"] = options.classValues;
       }
       header["backend"] = { { "requested", options.backendName },
-                            { "used", BackendName(filter->GetBackendUsed()) },
+                            { "used", itk::CudaConnectedComponentAnalysisEnums::BackendName(filter->GetBackendUsed()) },
                             { "description", filter->GetBackendDescription() },
                             { "slabs", filter->GetNumberOfSlabs() } };
       header["seconds"] = { { "read", report.readSeconds }, { "analyze", report.analyzeSeconds } };
@@ -667,6 +693,15 @@ RunTyped(const Options & options, const InputDescription & input)
   if (!options.mask.empty())
   {
     mask = ReadMask<D>(options.mask, bar);
+    // On another grid the filter would refuse it with ITK's raw comparison: a bad input, said plainly.
+    const std::string difference = SpaceDifference<D>(mask, image,
+                                                      itk::ImageToImageFilterCommon::GetGlobalDefaultCoordinateTolerance(),
+                                                      itk::ImageToImageFilterCommon::GetGlobalDefaultDirectionTolerance());
+    if (!difference.empty())
+    {
+      throw ToolError(ExitCannotRead,
+                      "the mask " + options.mask + " is not on the input's grid: its " + difference + " (the input's)");
+    }
   }
   typename itk::Image<double, D>::Pointer intensity;
   if (!options.intensity.empty())

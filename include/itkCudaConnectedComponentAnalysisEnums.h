@@ -48,6 +48,10 @@ public:
     CUDA,
     CPU
   };
+
+  /** The backend in a word, for messages: "automatic", "CUDA" or "CPU". */
+  static const char *
+  BackendName(Backend value);
 };
 
 CudaConnectedComponentAnalysis_EXPORT std::ostream &

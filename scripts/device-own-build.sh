@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine, from the repository root: the project built there, by that machine's own
-# compilers (Ubuntu 24.04's image: its default g++ is a GCC 13 under /opt/gcc with no shared libstdc++, nvcc
+# compilers (its image sets CXX and CUDAHOSTCXX to /opt/gcc/bin/g++, a GCC 13.3 with no shared libstdc++; nvcc
 # 13), from the sdist made here (`python3 -m build --sdist -o dist .`), then tested on its GPU. Carried:
-# dist/ (the sdist) and .whl/ (the pinned build wheels nanobind, scikit-build-core, pathspec, packaging;
+# dist/ or .whl/ (the sdist) and .whl/ (the pinned build wheels nanobind, scikit-build-core, pathspec, packaging;
 # pylibs.tar.xz: cc3d for the comparisons, DESIGN.md §6). scripts/device-check.sh calls it after the
 # Debian machine's binaries (OWN_BUILD=1); alone: `bash scripts/device-own-build.sh`. Logs go to $OUT.
 #  1. the wheel, built with pip from the sdist: its exported symbols (PyInit__core alone), the GPU pytest;
@@ -12,8 +12,8 @@ set -uo pipefail
 out=${OUT:-device-logs}; mkdir -p "$out"
 repo=$PWD
 status=0
-sdist=$(ls dist/cudacca-*.tar.gz 2>/dev/null | head -n 1)
-[ -n "$sdist" ] || { echo "device-own-build: no sdist in dist/ (python3 -m build --sdist -o dist .)"; exit 2; }
+sdist=$(ls dist/cudacca-*.tar.gz .whl/cudacca-*.tar.gz 2>/dev/null | head -n 1)
+[ -n "$sdist" ] || { echo "device-own-build: no sdist in dist/ or .whl/ (python3 -m build --sdist -o dist .)"; exit 2; }
 archs=${OWN_CUDA_ARCHITECTURES:-90}
 {
   echo "compilers: CXX=${CXX:-} CUDAHOSTCXX=${CUDAHOSTCXX:-}; c++ = $(command -v c++) ($(c++ --version | head -n 1))"

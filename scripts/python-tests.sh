@@ -4,7 +4,8 @@
 # and PyPI (the pinned test requirements in python/requirements-test.txt).
 #  1. the wheel as this machine builds it (with the CUDA engine where nvcc is found): the whole pytest suite
 #     (CPU engine without a GPU; CUDA engine and CuPy/PyTorch inputs too where a GPU and those are usable);
-#  2. a CPU-only wheel (CCA_ENABLE_CUDA=OFF, as on a machine without nvcc): installed, imported and used.
+#  2. the wheel built with clang as the C++ and CUDA host compiler: the pytest suite again;
+#  3. a CPU-only wheel (CCA_ENABLE_CUDA=OFF, as on a machine without nvcc): installed, imported and used.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${PYTHON_BUILD_DIR:-$root/build-python}
@@ -30,6 +31,27 @@ CMAKE_ARGS="${CMAKE_ARGS:--DCMAKE_CUDA_ARCHITECTURES=90}" "$out/venv/bin/pip" wh
 "$out/venv/bin/pip" install -q -r "$root/python/requirements-test.txt" "$out"/wheel/cudacca-*.whl
 # from outside the source tree, so that the installed package is what is imported
 (cd "$out" && "$out/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$root/python/tests")
+
+# A second host compiler: Debian's clang as the C++ compiler and nvcc's host compiler (a toolchain other than
+# GCC 12 catches what that one forgives). The CPU suite with that wheel. CCA_SKIP_CLANG=1 leaves it out.
+if [ "${CCA_SKIP_CLANG:-0}" != 1 ]; then
+  if ! command -v clang++ >/dev/null 2>&1; then
+    echo "python-tests: installing clang"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends clang
+  fi
+  echo "== Python package: built with $(clang++ --version | head -n 1) (C++ and CUDA host compiler), fresh venv, pytest"
+  "$python" -m venv "$out/venv-clang"
+  "$out/venv-clang/bin/pip" install -q --upgrade pip
+  CC=clang CXX=clang++ CUDAHOSTCXX=clang++ CMAKE_ARGS="${CMAKE_ARGS:--DCMAKE_CUDA_ARCHITECTURES=90}" \
+    "$out/venv-clang/bin/pip" wheel -q --no-deps -w "$out/wheel-clang" \
+    --config-settings=build-dir="$out/cmake-clang" "$root"
+  grep -q "CMAKE_CXX_COMPILER_ID \"Clang\"" "$out"/cmake-clang/CMakeFiles/*/CMakeCXXCompiler.cmake \
+    || { echo "python-tests: the clang wheel was not built with clang"; exit 1; }
+  "$out/venv-clang/bin/pip" install -q -r "$root/python/requirements-test.txt" "$out"/wheel-clang/cudacca-*.whl
+  (cd "$out" && "$out/venv-clang/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$root/python/tests")
+fi
 
 echo "== Python package: CPU-only wheel (CCA_ENABLE_CUDA=OFF), fresh venv, imported and used"
 "$python" -m venv "$out/venv-cpu"

@@ -19,6 +19,21 @@
 
 namespace itk
 {
+const char *
+CudaConnectedComponentAnalysisEnums::BackendName(Backend value)
+{
+  switch (value)
+  {
+    case Backend::Automatic:
+      return "automatic";
+    case Backend::CUDA:
+      return "CUDA";
+    case Backend::CPU:
+      return "CPU";
+  }
+  return "invalid";
+}
+
 std::ostream &
 operator<<(std::ostream & out, const CudaConnectedComponentAnalysisEnums::Backend value)
 {

@@ -43,11 +43,12 @@
 //   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
-//   badconnectivity, lowerupper, badoutput, masksize, writefail   one error each: exit code and message on
+//   badconnectivity, lowerupper, badoutput, masksize, maskspacing, writefail, nocuda   one error each: exit code and message on
 //                                stderr; no output file left behind (empty and emptyrange with --fail-if-empty;
 //                                without it no foreground is a result: CCAToolSafety_empty*)
 // CTSlice.mha is passed after the output folder for the cases that need a real image.
 #include "itkCCAToolTestUtilities.h"
+#include "itkCudaConnectedComponentAnalysisEngine.h"
 #include "itkBinaryThresholdImageFilter.h"
 #include "itkCastImageFilter.h"
 #include "itkExtractImageFilter.h"
@@ -394,14 +395,24 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
           std::to_string(cc->GetObjectCount()) + " objects do not fit in the label type uint8",
           { f + "many.png", "--label-type", "uint8", "--output", f + "out.nrrd", "--csv", f + "out.csv" } };
   }
-  else if (name == "masksize") // the CT slice's geometry, another size: the filter's own check
+  else if (name == "masksize" || name == "maskspacing") // a mask off the input's grid: a bad input, said plainly
   {
-    auto mask = Image<unsigned char, 2>::New();
-    mask->CopyInformation(ReadImage<Image<short, 2>>(ct));
-    mask->SetRegions(Size<2>{ { 64, 64 } });
+    const auto slice = ReadImage<Image<short, 2>>(ct);
+    auto       mask = Image<unsigned char, 2>::New();
+    mask->CopyInformation(slice);
+    mask->SetRegions(name == "masksize" ? Size<2>{ { 64, 64 } } : slice->GetLargestPossibleRegion().GetSize());
+    if (name == "maskspacing")
+    {
+      Image<unsigned char, 2>::SpacingType spacing;
+      spacing[0] = 0.5;
+      spacing[1] = 2.0;
+      mask->SetSpacing(spacing);
+    }
     mask->Allocate(true);
-    WriteImage(mask, f + "mask64.mha");
-    c = { 6, "differs from the input image's size", { ct, "--lower", "250", "--mask", f + "mask64.mha" } };
+    WriteImage(mask, f + "maskbad.mha");
+    c = { 2,
+          name == "masksize" ? "is not on the input's grid: its size [64, 64] against [" : "its spacing [0.5, 2] against [",
+          { ct, "--lower", "250", "--mask", f + "maskbad.mha" } };
   }
   else
   {
@@ -1308,6 +1319,18 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
             "progress");
       ok = Expect(o, 0, "\rreading") && o.err.find("\rlabeling") != std::string::npos &&
            o.err.find("\rwriting") != std::string::npos && o.err.find("100%\n") != std::string::npos && o.out.empty();
+    }
+    else if (testCase == "nocuda") // --backend cuda where no device is usable: plain words, exit 6, nothing read
+    {
+      if (itk::CudaConnectedComponentAnalysisEngine::GetCudaDeviceCount() > 0)
+      {
+        std::cout << "a CUDA device is usable here: nothing to test" << std::endl;
+        return 77;
+      }
+      ok = Expect(Run({ ct, "--backend", "cuda", "--output", g_Folder + "/out.nrrd" }, "nocuda"),
+                  6,
+                  "--backend cuda: no CUDA device is usable here: ") &&
+           !itksys::SystemTools::FileExists(g_Folder + "/out.nrrd");
     }
     else if (ErrorCase c; MakeErrorCase(testCase, ct, c))
     {
