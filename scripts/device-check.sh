@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the lent GPU machine (see DESIGN.md §6), from the repository root, with .device-bundle carried:
 #   the gpu-labelled tests, then compute-sanitizer memcheck and racecheck on the GPU test cases that
-#   fit its slowdown: the binaries built on the Debian machine. Then, with OWN_BUILD=1 (dist/ and .whl/
-#   carried), the GPU machine's own toolchain: scripts/device-own-build.sh. Logs go to $OUT (or ./device-logs).
+#   fit its slowdown: the binaries built on the Debian machine. Then the GPU machine's own toolchain builds and
+#   tests the sdist (scripts/device-own-build.sh: dist/ or .whl/ carried with the sdist and the pinned build
+#   wheels; OWN_BUILD=0 leaves it out). Logs go to $OUT (or ./device-logs).
 set -uo pipefail
 out=${OUT:-device-logs}; mkdir -p "$out"
 source .device-bundle/env.sh
@@ -39,6 +40,6 @@ if [ "${SANITIZE:-1}" = 1 ]; then
     > "$out/sanitizer-memcheck-exactness3d.log" 2>&1
   echo "compute-sanitizer memcheck exactness3d: exit $? :: $(grep 'ERROR SUMMARY' "$out/sanitizer-memcheck-exactness3d.log" | tail -n 1)"
 fi 2>&1 | tee "$out/sanitizer-summary.txt"
-if [ "${OWN_BUILD:-0}" = 1 ]; then
+if [ "${OWN_BUILD:-1}" = 1 ]; then
   bash "$(dirname "${BASH_SOURCE[0]}")/device-own-build.sh" 2>&1 | tee "$out/own-build-summary.txt"
 fi

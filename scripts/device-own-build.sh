@@ -4,7 +4,7 @@
 # 13), from the sdist made here (`python3 -m build --sdist -o dist .`), then tested on its GPU. Carried:
 # dist/ or .whl/ (the sdist) and .whl/ (the pinned build wheels nanobind, scikit-build-core, pathspec, packaging;
 # pylibs.tar.xz: cc3d 4.1.1's cp312 wheel unpacked, for the comparisons). scripts/device-check.sh calls it after the
-# Debian machine's binaries (OWN_BUILD=1); alone: `bash scripts/device-own-build.sh`. Logs go to $OUT.
+# Debian machine's binaries (unless OWN_BUILD=0); alone: `bash scripts/device-own-build.sh`. Logs go to $OUT.
 #  1. the wheel, built with pip from the sdist: its exported symbols (PyInit__core alone), the GPU pytest;
 #  2. the engines' ITK-free test (test/engine), configured with CMake there: ctest, then compute-sanitizer
 #     memcheck and racecheck on its CUDA case.
