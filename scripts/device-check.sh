@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs on the lent GPU machine (see DESIGN.md §6), from the repository root, with .device-bundle carried:
+# Runs on a GPU machine without ITK, from the repository root, with .device-bundle carried (the build's
+# executables, CTest files and the ITK libraries they load):
 #   the gpu-labelled tests, then compute-sanitizer memcheck and racecheck on the GPU test cases that
 #   fit its slowdown: the binaries built on the Debian machine. Then the GPU machine's own toolchain builds and
 #   tests the sdist (scripts/device-own-build.sh: dist/ or .whl/ carried with the sdist and the pinned build
