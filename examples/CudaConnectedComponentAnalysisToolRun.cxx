@@ -195,7 +195,20 @@ SpaceDifference(const itk::ImageBase<D> * a, const itk::ImageBase<D> * b, double
   }
   else if (!a->GetDirection().GetVnlMatrix().is_equal(b->GetDirection().GetVnlMatrix(), directionTolerance))
   {
-    said << "direction " << a->GetDirection().GetVnlMatrix() << " against " << b->GetDirection().GetVnlMatrix();
+    // row by row on one line (the matrices' own printing spans lines)
+    const auto rows = [](const itk::Matrix<double, D, D> & m) {
+      std::ostringstream text;
+      for (unsigned int r = 0; r < D; ++r)
+      {
+        for (unsigned int c = 0; c < D; ++c)
+        {
+          text << (r + c == 0 ? "[" : c == 0 ? "; " : ", ") << m(r, c);
+        }
+      }
+      text << ']';
+      return text.str();
+    };
+    said << "direction " << rows(a->GetDirection()) << " against " << rows(b->GetDirection());
   }
   return said.str();
 }
@@ -458,7 +471,8 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
               << " objects passed --min-size / --min-physical-size / --keep: the labels are all background"
               << std::endl;
   }
-  report.backend = std::string(itk::CudaConnectedComponentAnalysisEnums::BackendName(filter->GetBackendUsed())) + ": " + filter->GetBackendDescription();
+  report.backend = std::string(itk::CudaConnectedComponentAnalysisEnums::BackendName(filter->GetBackendUsed())) +
+                   ": " + filter->GetBackendDescription();
 
   // The five largest objects, from the features (label order; ties stay in label order).
   double pixelVolume = 1.0;
@@ -694,9 +708,11 @@ RunTyped(const Options & options, const InputDescription & input)
   {
     mask = ReadMask<D>(options.mask, bar);
     // On another grid the filter would refuse it with ITK's raw comparison: a bad input, said plainly.
-    const std::string difference = SpaceDifference<D>(mask, image,
-                                                      itk::ImageToImageFilterCommon::GetGlobalDefaultCoordinateTolerance(),
-                                                      itk::ImageToImageFilterCommon::GetGlobalDefaultDirectionTolerance());
+    const std::string difference =
+      SpaceDifference<D>(mask,
+                         image,
+                         itk::ImageToImageFilterCommon::GetGlobalDefaultCoordinateTolerance(),
+                         itk::ImageToImageFilterCommon::GetGlobalDefaultDirectionTolerance());
     if (!difference.empty())
     {
       throw ToolError(ExitCannotRead,

@@ -291,12 +291,14 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     // ITK's own exception for this, so that callers that handle it (and Python) see what it is.
     std::ostringstream message;
-    message << "Connected component analysis failed (" << CudaConnectedComponentAnalysisEnums::BackendName(m_Backend) << " backend): " << e.what();
+    message << "Connected component analysis failed (" << CudaConnectedComponentAnalysisEnums::BackendName(m_Backend)
+            << " backend): " << e.what();
     throw MemoryAllocationError(__FILE__, __LINE__, message.str(), ITK_LOCATION);
   }
   catch (const EngineType::Error & e)
   {
-    itkExceptionMacro(<< "Connected component analysis failed (" << CudaConnectedComponentAnalysisEnums::BackendName(m_Backend) << " backend): " << e.what());
+    itkExceptionMacro(<< "Connected component analysis failed ("
+                      << CudaConnectedComponentAnalysisEnums::BackendName(m_Backend) << " backend): " << e.what());
   }
 }
 

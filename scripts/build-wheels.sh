@@ -36,7 +36,13 @@ fi
 pythons=()
 if [ -n "${PYTHONS:-}" ]; then
   for v in $PYTHONS; do
-    if prefix=$(pyenv prefix "$v" 2>/dev/null); then pythons+=("$prefix/bin/python3"); else pythons+=("$(command -v "python$v")"); fi
+    if prefix=$(pyenv prefix "$v" 2>/dev/null); then
+      pythons+=("$prefix/bin/python3")
+    elif command -v "python$v" >/dev/null; then
+      pythons+=("$(command -v "python$v")")
+    else
+      echo "build-wheels: no CPython $v (neither pyenv nor PATH has it)"; exit 1
+    fi
   done
 elif command -v pyenv >/dev/null; then
   for v in $(pyenv versions --bare | grep -E '^3\.(9|1[0-9])\.[0-9]+$'); do pythons+=("$(pyenv prefix "$v")/bin/python3"); done

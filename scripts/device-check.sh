@@ -42,5 +42,10 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   echo "compute-sanitizer memcheck exactness3d: exit $? :: $(grep 'ERROR SUMMARY' "$out/sanitizer-memcheck-exactness3d.log" | tail -n 1)"
 fi 2>&1 | tee "$out/sanitizer-summary.txt"
 if [ "${OWN_BUILD:-1}" = 1 ]; then
-  bash "$(dirname "${BASH_SOURCE[0]}")/device-own-build.sh" 2>&1 | tee "$out/own-build-summary.txt"
+  if ls dist/cudacca-*.tar.gz .whl/cudacca-*.tar.gz >/dev/null 2>&1; then
+    bash "$(dirname "${BASH_SOURCE[0]}")/device-own-build.sh" 2>&1 | tee "$out/own-build-summary.txt"
+  else
+    echo "own build: NOT RUN -- no sdist carried (dist/ or .whl/); the GPU machine's toolchain is untested" \
+      | tee "$out/own-build-summary.txt"
+  fi
 fi

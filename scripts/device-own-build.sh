@@ -12,8 +12,13 @@ set -uo pipefail
 out=${OUT:-device-logs}; mkdir -p "$out"
 repo=$PWD
 status=0
-sdist=$(ls dist/cudacca-*.tar.gz .whl/cudacca-*.tar.gz 2>/dev/null | head -n 1)
+# The newest sdist carried (make it from the tree under test: python3 -m build --sdist -o dist .).
+sdist=$(ls -t dist/cudacca-*.tar.gz .whl/cudacca-*.tar.gz 2>/dev/null | head -n 1)
 [ -n "$sdist" ] || { echo "device-own-build: no sdist in dist/ or .whl/ (python3 -m build --sdist -o dist .)"; exit 2; }
+echo "sdist: $sdist ($(date -r "$sdist" '+%F %T'))"
+for tool in nanobind scikit_build_core pathspec packaging; do
+  [ "$(ls .whl/$tool-*.whl 2>/dev/null | wc -l)" = 1 ] || { echo "device-own-build: .whl/ needs one $tool wheel"; exit 2; }
+done
 archs=${OWN_CUDA_ARCHITECTURES:-90}
 {
   echo "compilers: CXX=${CXX:-} CUDAHOSTCXX=${CUDAHOSTCXX:-}; c++ = $(command -v c++) ($(c++ --version | head -n 1))"

@@ -22,12 +22,31 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
+# Each wheel's extension exports its module init function alone (python/CMakeLists.txt: a static C++ runtime in
+# it must stay private to it; a toolchain without a shared libstdc++ links one in unasked).
+check_exports() { # wheel
+  local tmp exported
+  tmp=$(mktemp -d)
+  "$python" -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+name = [m for m in z.namelist() if m.startswith("cudacca/_core") and m.endswith(".so")][0]
+open(sys.argv[2], "wb").write(z.read(name))' "$1" "$tmp/_core.so"
+  exported=$(readelf --dyn-syms -W "$tmp/_core.so" | awk '$7 != "UND" && $5 != "LOCAL" && NR > 3 {print $8}' | sort -u | tr '\n' ' ')
+  rm -rf "$tmp"
+  if [ "$exported" != "PyInit__core " ]; then
+    echo "python-tests: $(basename "$1") exports more than PyInit__core: ${exported:0:300}"
+    exit 1
+  fi
+  echo "   $(basename "$1"): exports PyInit__core alone"
+}
+
 rm -rf "$out" && mkdir -p "$out"
 echo "== Python package: wheel ($(command -v nvcc >/dev/null && echo 'with the CUDA engine' || echo 'no nvcc: CPU-only'))"
 "$python" -m venv "$out/venv"
 "$out/venv/bin/pip" install -q --upgrade pip
 # One GPU architecture is enough to prove the CUDA build here (no GPU to run it); users get the defaults.
 CMAKE_ARGS="${CMAKE_ARGS:--DCMAKE_CUDA_ARCHITECTURES=90}" "$out/venv/bin/pip" wheel -q --no-deps -w "$out/wheel" "$root"
+check_exports "$out"/wheel/cudacca-*.whl
 "$out/venv/bin/pip" install -q -r "$root/python/requirements-test.txt" "$out"/wheel/cudacca-*.whl
 # from outside the source tree, so that the installed package is what is imported
 (cd "$out" && "$out/venv/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$root/python/tests")
@@ -39,6 +58,7 @@ if [ "${CCA_SKIP_CLANG:-0}" != 1 ]; then
     echo "python-tests: installing clang"
     sudo_cmd=""
     [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -q
     DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends clang
   fi
   echo "== Python package: built with $(clang++ --version | head -n 1) (C++ and CUDA host compiler), fresh venv, pytest"
@@ -49,6 +69,7 @@ if [ "${CCA_SKIP_CLANG:-0}" != 1 ]; then
     --config-settings=build-dir="$out/cmake-clang" "$root"
   grep -q "CMAKE_CXX_COMPILER_ID \"Clang\"" "$out"/cmake-clang/CMakeFiles/*/CMakeCXXCompiler.cmake \
     || { echo "python-tests: the clang wheel was not built with clang"; exit 1; }
+  check_exports "$out"/wheel-clang/cudacca-*.whl
   "$out/venv-clang/bin/pip" install -q -r "$root/python/requirements-test.txt" "$out"/wheel-clang/cudacca-*.whl
   (cd "$out" && "$out/venv-clang/bin/python" -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning "$root/python/tests")
 fi
@@ -56,6 +77,7 @@ fi
 echo "== Python package: CPU-only wheel (CCA_ENABLE_CUDA=OFF), fresh venv, imported and used"
 "$python" -m venv "$out/venv-cpu"
 CMAKE_ARGS="-DCCA_ENABLE_CUDA=OFF" "$out/venv-cpu/bin/pip" wheel -q --no-deps -w "$out/wheel-cpu" "$root"
+check_exports "$out"/wheel-cpu/cudacca-*.whl
 "$out/venv-cpu/bin/pip" install -q "$out"/wheel-cpu/cudacca-*.whl
 (cd "$out" && "$out/venv-cpu/bin/python" - <<'PY'
 import numpy as np, warnings, cudacca

@@ -43,9 +43,10 @@
 //   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
-//   badconnectivity, lowerupper, badoutput, masksize, maskspacing, writefail, nocuda   one error each: exit code and message on
-//                                stderr; no output file left behind (empty and emptyrange with --fail-if-empty;
-//                                without it no foreground is a result: CCAToolSafety_empty*)
+//   badconnectivity, lowerupper, badoutput, masksize, maskspacing, writefail, nocuda
+//                                one error each: exit code and message on stderr; no output file left behind
+//                                (empty and emptyrange with --fail-if-empty; without it no foreground is a result:
+//                                CCAToolSafety_empty*)
 // CTSlice.mha is passed after the output folder for the cases that need a real image.
 #include "itkCCAToolTestUtilities.h"
 #include "itkCudaConnectedComponentAnalysisEngine.h"
@@ -411,7 +412,8 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
     mask->Allocate(true);
     WriteImage(mask, f + "maskbad.mha");
     c = { 2,
-          name == "masksize" ? "is not on the input's grid: its size [64, 64] against [" : "its spacing [0.5, 2] against [",
+          name == "masksize" ? "is not on the input's grid: its size [64, 64] against ["
+                             : "is not on the input's grid: its spacing [0.5, 2] against [",
           { ct, "--lower", "250", "--mask", f + "maskbad.mha" } };
   }
   else
