@@ -207,6 +207,13 @@ def label(
         raise ValueError("multilabel: the background must be 0 (the classes are the non-zero values)")
     if intensity is not None and not return_table:
         raise ValueError("intensity: its statistics go to the table; pass return_table=True")
+    if keep_largest is True:
+        keep_largest = 1
+    keep = int(keep_largest or 0)
+    if keep < 0 or int(min_size) < 0 or float(min_physical_size) < 0:
+        raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
+    if backend not in ("auto", "cuda", "cpu"):
+        raise ValueError("backend: 'auto', 'cuda' or 'cpu'")
     if _dask.is_dask_array(image):
         if intensity is not None:
             raise ValueError("intensity: not for Dask arrays yet (label the chunks' statistics in memory)")
@@ -215,27 +222,14 @@ def label(
             raise ValueError(f"image: {image.ndim}-D; cudacca labels 1-D, 2-D and 3-D arrays")
         if mask is not None or properties not in (None, "basic"):
             raise ValueError("a Dask array takes no mask, and its table has the basic columns only (properties='basic')")
-        if keep_largest is True:
-            keep_largest = 1
-        if int(keep_largest or 0) < 0 or int(min_size) < 0 or float(min_physical_size) < 0:
-            raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
-        if backend not in ("auto", "cuda", "cpu"):
-            raise ValueError("backend: 'auto', 'cuda' or 'cpu'")
         return _dask.label(image, fully=_fully_connected(connectivity, image.ndim), background=background,
                            min_size=int(min_size), min_physical_size=float(min_physical_size),
-                           keep=int(keep_largest or 0), sort=bool(sort), spacing=spacing, return_table=return_table,
+                           keep=keep, sort=bool(sort), spacing=spacing, return_table=return_table,
                            dtype=dtype, backend=backend, device=device, threads=threads, multilabel=multilabel,
                            per_class=per_class, class_values=class_values)
     inp = _arrays.as_input(image, "image")
     fully = _fully_connected(connectivity, inp.ndim)
     mask_input = _companion(mask, "mask", inp)
-    if keep_largest is True:
-        keep_largest = 1
-    keep = int(keep_largest or 0)
-    if keep < 0 or int(min_size) < 0 or float(min_physical_size) < 0:
-        raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
-    if backend not in ("auto", "cuda", "cpu"):
-        raise ValueError("backend: 'auto', 'cuda' or 'cpu'")
     if inp.device >= 0 and backend == "cpu":
         raise ValueError(
             "backend='cpu' with an array on the GPU: the CPU engine cannot read GPU memory; "
