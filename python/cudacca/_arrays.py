@@ -236,3 +236,21 @@ def foreground(inp, background):
         with cupy.cuda.Device(inp.device):  # on the image's device, not the current one
             return inp.array != background
     return inp.array != background
+
+
+def label_dtype(dtype, count, library):
+    """The label image's dtype: `dtype`, or by default the smallest of uint32 / uint64 (int32 / int64 for torch)
+    that holds `count` labels; refused when it is no integer type or cannot hold them."""
+    if dtype is None:
+        if library == "torch":
+            return np.dtype(np.int32) if count < 2**31 - 1 else np.dtype(np.int64)
+        return np.dtype(np.uint32) if count < 2**32 - 1 else np.dtype(np.uint64)
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "iu":
+        raise TypeError(f"dtype: labels need an integer type, not {dtype}")
+    if count > np.iinfo(dtype).max:
+        raise OverflowError(
+            f"label overflow: {count} components do not fit in {dtype} (largest label {np.iinfo(dtype).max}); "
+            "pass a wider dtype, or min_size / keep_largest to keep fewer"
+        )
+    return dtype

@@ -89,7 +89,7 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
     per_image = _bincount(image_of, n, inp)
     first = _cumsum_exclusive(per_image, inp)
     most = count if running_labels else (int(per_image.max()) if n and count else 0)
-    label_dtype = _label._label_dtype(dtype, most, inp.library)
+    label_dtype = _arrays.label_dtype(dtype, most, inp.library)
     labels = inp.empty(label_dtype, shape)
     if inp.device >= 0 and not running_labels and _fits(dtype, count, inp, label_dtype) and _subtracts(labels, inp):
         # On the GPU: the engine numbers over the batch and one pass here restarts each image's numbers, which
@@ -112,7 +112,7 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
 def _fits(dtype, count, inp, label_dtype):
     """Whether the batch-wide numbers (up to `count`) fit the per-image labels' dtype."""
     try:
-        return _label._label_dtype(dtype, count, inp.library) == label_dtype
+        return _arrays.label_dtype(dtype, count, inp.library) == label_dtype
     except OverflowError:
         return False
 

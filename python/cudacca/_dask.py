@@ -38,13 +38,11 @@ def _host(array):
     return array.get() if _is_cupy(array) else np.asarray(array)
 
 
-def _label_chunk(chunk, fully, background, backend, device, threads, multilabel=False):
+def _label_chunk(label_in_memory, chunk, fully, background, backend, device, threads, multilabel=False):
     """label() of one chunk: a CuPy chunk on its GPU, where it is; anything else as a numpy array."""
-    from . import _label
-
-    return _label.label(chunk if _is_cupy(chunk) else np.asarray(chunk), connectivity="full" if fully else "face",
-                        background=background, return_table=True, backend=backend, device=device, threads=threads,
-                        multilabel=multilabel)
+    return label_in_memory(chunk if _is_cupy(chunk) else np.asarray(chunk), connectivity="full" if fully else "face",
+                           background=background, return_table=True, backend=backend, device=device, threads=threads,
+                           multilabel=multilabel)
 
 
 # The chunk's labels appear in raster order (1 first, then 2, ...): label j's first pixel is where the running
@@ -103,11 +101,11 @@ def _first_pixels_gpu(labels, k):
         return first.get().astype(np.int64)
 
 
-def _chunk_summary(chunk, start, fully, background, backend, device, threads, multilabel=False):
+def _chunk_summary(label_in_memory, chunk, start, fully, background, backend, device, threads, multilabel=False):
     """Step 1 for one chunk at `start` (its first index per axis): count, first pixels (global raster index),
     pixel counts, global index sums and bounding boxes (array axis order), its labels on its faces, and with
     multi-label input each component's class."""
-    labels, table = _label_chunk(chunk, fully, background, backend, device, threads, multilabel)
+    labels, table = _label_chunk(label_in_memory, chunk, fully, background, backend, device, threads, multilabel)
     table = {name: _host(column) for name, column in table.items()}  # K rows: small next to the chunk
     k = len(table["label"])
     d = labels.ndim
@@ -132,10 +130,10 @@ def _chunk_summary(chunk, start, fully, background, backend, device, threads, mu
     return summary
 
 
-def _relabel_chunk(chunk, fully, background, backend, device, threads, table, multilabel=False):
+def _relabel_chunk(label_in_memory, chunk, fully, background, backend, device, threads, table, multilabel=False):
     """Step 3 for one chunk: its labels again, through its chunk's table (final label, or with class_values the
     class, per chunk label)."""
-    labels, _ = _label_chunk(chunk, fully, background, backend, device, threads, multilabel)
+    labels, _ = _label_chunk(label_in_memory, chunk, fully, background, backend, device, threads, multilabel)
     if _is_cupy(labels):
         import cupy
 
@@ -201,16 +199,15 @@ def _touching_pairs(before, after, fully):
 
 
 def label(image, *, fully, background, min_size, min_physical_size, keep, sort, spacing, return_table, dtype,
-          backend, device, threads, multilabel=False, per_class=False, class_values=False):
-    """cudacca.label() for a Dask array (see _label.label for the arguments)."""
+          backend, device, threads, multilabel=False, per_class=False, class_values=False, label_in_memory):
+    """cudacca.label() for a Dask array (see _label.label for the arguments). `label_in_memory` is cudacca.label
+    itself, which labels each chunk (passed in, so that this module imports nothing of _label.py)."""
     import dask
     import dask.array as da
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
-    from . import _table
-
-    from ._label import _label_dtype
+    from . import _arrays, _table
 
     # Dask runs the chunks' tasks side by side already (a thread or a worker each): each CPU analysis on one thread
     # unless asked otherwise, not one thread per core in every task at once.
@@ -223,21 +220,21 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     spacing_array = [1.0] * d if spacing is None else [float(v) for v in np.atleast_1d(spacing)]
     if len(spacing_array) != d or not all(np.isfinite(v) and v > 0 for v in spacing_array):
         raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
-    _label_dtype(dtype, 0, "numpy")  # a dtype that cannot hold labels is refused before any work
+    _arrays.label_dtype(dtype, 0, "numpy")  # a dtype that cannot hold labels is refused before any work
     if multilabel and np.dtype(image.dtype).kind not in "iub":
         raise ValueError(f"multilabel: the classes must be integers, not {image.dtype}")
     if image.size == 0:
-        from . import _label
-
-        return _label.label(np.asarray(image), connectivity="full" if fully else "face", return_table=return_table,
+        return label_in_memory(np.asarray(image), connectivity="full" if fully else "face", return_table=return_table,
                             multilabel=multilabel)
     if any(0 in c for c in image.chunks):  # empty chunks would separate the layers around them
         image = image.rechunk(tuple(tuple(s for s in c if s) for c in image.chunks))
     starts = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in image.chunks]
     grid = image.to_delayed()
     locations = list(itertools.product(*(range(len(c)) for c in image.chunks)))
-    full = {loc: dask.delayed(_chunk_summary)(grid[loc], tuple(int(starts[a][loc[a]]) for a in range(d)), fully,
-                                              background, backend, device, threads, multilabel) for loc in locations}
+    full = {loc: dask.delayed(_chunk_summary)(label_in_memory, grid[loc],
+                                              tuple(int(starts[a][loc[a]]) for a in range(d)), fully, background,
+                                              backend, device, threads, multilabel)
+            for loc in locations}
     number = {loc: i for i, loc in enumerate(locations)}
 
     def layer_faces(axis, index, side):
@@ -337,7 +334,7 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
             raise ValueError(f"class_values: the classes {kept_classes.min()} .. {kept_classes.max()} do not fit "
                              f"the output pixel type {label_dtype}")
     else:
-        label_dtype = _label_dtype(dtype, kept_count, "numpy")
+        label_dtype = _arrays.label_dtype(dtype, kept_count, "numpy")
     # The labels' chunk type is the input's: CuPy chunks give CuPy labels, each on its chunk's GPU.
     if _is_cupy(image._meta):
         import cupy
@@ -355,8 +352,8 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     # Each chunk's task carries its own table only.
     blocks = np.empty(grid.shape, dtype=object)
     for loc in locations:
-        task = dask.delayed(_relabel_chunk)(grid[loc], fully, background, backend, device, threads, tables[loc],
-                                            multilabel)
+        task = dask.delayed(_relabel_chunk)(label_in_memory, grid[loc], fully, background, backend, device, threads,
+                                            tables[loc], multilabel)
         blocks[loc] = da.from_delayed(task, shape=tuple(image.chunks[a][loc[a]] for a in range(d)), dtype=label_dtype,
                                       meta=meta)
     labels = da.block(blocks.tolist())

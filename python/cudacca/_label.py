@@ -105,22 +105,6 @@ def _geometry(inp, spacing):
     return [0] * d, itk_spacing, [0.0] * d, [[1.0 if i == j else 0.0 for j in range(d)] for i in range(d)]
 
 
-def _label_dtype(dtype, count, library):
-    if dtype is None:
-        if library == "torch":
-            return np.dtype(np.int32) if count < 2**31 - 1 else np.dtype(np.int64)
-        return np.dtype(np.uint32) if count < 2**32 - 1 else np.dtype(np.uint64)
-    dtype = np.dtype(dtype)
-    if dtype.kind not in "iu":
-        raise TypeError(f"dtype: labels need an integer type, not {dtype}")
-    if count > np.iinfo(dtype).max:
-        raise OverflowError(
-            f"label overflow: {count} components do not fit in {dtype} (largest label {np.iinfo(dtype).max}); "
-            "pass a wider dtype, or min_size / keep_largest to keep fewer"
-        )
-    return dtype
-
-
 def label(
     image,
     *,
@@ -226,7 +210,7 @@ def label(
                            min_size=int(min_size), min_physical_size=float(min_physical_size),
                            keep=keep, sort=bool(sort), spacing=spacing, return_table=return_table,
                            dtype=dtype, backend=backend, device=device, threads=threads, multilabel=multilabel,
-                           per_class=per_class, class_values=class_values)
+                           per_class=per_class, class_values=class_values, label_in_memory=label)
     inp = _arrays.as_input(image, "image")
     fully = _fully_connected(connectivity, inp.ndim)
     mask_input = _companion(mask, "mask", inp)
@@ -257,7 +241,7 @@ def label(
         # The cleaned segmentation keeps the classes' type; the engine refuses classes the dtype cannot hold.
         label_dtype = np.dtype(dtype) if dtype is not None else _numpy_dtype(inp.array)
     else:
-        label_dtype = _label_dtype(dtype, count, inp.library)
+        label_dtype = _arrays.label_dtype(dtype, count, inp.library)
     labels = inp.empty(label_dtype)
     analysis.write_labels(labels, 0, 0)
     if inp.itk_image is not None:
