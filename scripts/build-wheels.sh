@@ -94,6 +94,7 @@ for py in "${pythons[@]}"; do
   plat=$(grep -oE 'manylinux_[0-9]+_[0-9]+_x86_64' "$work/auditwheel-$ver.txt" | head -n 1)
   "$venv/bin/auditwheel" repair --plat "$plat" -w "$dist" "$raw"
   wheel=$(ls -t "$dist"/cudacca-*.whl | head -n 1)
+  "$root/scripts/check-wheel-exports.sh" "$wheel" "$venv/bin/python" | sed 's/^/   /'
   [ "$abi3" = 1 ] && abi3_wheel=$wheel
   summary+=("$(basename "$wheel") $(du -h "$wheel" | cut -f1)")
   [ "${WHEEL_TESTS:-1}" != 1 ] || test_wheel "$py" "$ver" "$wheel"

@@ -37,10 +37,11 @@ rc=$?; echo "own wheel build: exit $rc, $(( $(date +%s) - start )) s :: $(ls /tm
 [ $rc = 0 ] || { tail -n 30 "$out/own-wheel-build.log"; exit 1; }
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/own-site /tmp/own-wheel/cudacca-*.whl
 [ -f .whl/pylibs.tar.xz ] && tar xJf .whl/pylibs.tar.xz -C /tmp/own-site
-so=$(ls /tmp/own-site/cudacca/_core*.so)
-exported=$(readelf --dyn-syms -W "$so" | awk '$7 != "UND" && $5 != "LOCAL" && NR > 3 {print $8}' | sort -u | tr '\n' ' ')
-echo "own wheel: exports [$exported]; libstdc++: $(ldd "$so" | grep -c libstdc++) dynamic"
-[ "$exported" = "PyInit__core " ] || { echo "own wheel: exports more than PyInit__core"; status=1; }
+if exports=$(bash scripts/check-wheel-exports.sh /tmp/own-wheel/cudacca-*.whl); then
+  echo "own wheel: $exports"
+else
+  echo "own wheel: $exports"; status=1
+fi
 (cd /tmp && PYTHONPATH=/tmp/own-site python3 -m pytest -q -p no:cacheprovider -W ignore::DeprecationWarning -rs \
   "$repo/python/tests") > "$out/own-pytest-gpu.log" 2>&1
 rc=$?; [ $rc = 0 ] || status=1

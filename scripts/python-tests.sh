@@ -22,22 +22,9 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 
-# Each wheel's extension exports its module init function alone (python/CMakeLists.txt: a static C++ runtime in
-# it must stay private to it; a toolchain without a shared libstdc++ links one in unasked).
+# Each wheel's extension exports its module init function alone (scripts/check-wheel-exports.sh).
 check_exports() { # wheel
-  local tmp exported
-  tmp=$(mktemp -d)
-  "$python" -c 'import sys, zipfile
-z = zipfile.ZipFile(sys.argv[1])
-name = [m for m in z.namelist() if m.startswith("cudacca/_core") and m.endswith(".so")][0]
-open(sys.argv[2], "wb").write(z.read(name))' "$1" "$tmp/_core.so"
-  exported=$(readelf --dyn-syms -W "$tmp/_core.so" | awk '$7 != "UND" && $5 != "LOCAL" && NR > 3 {print $8}' | sort -u | tr '\n' ' ')
-  rm -rf "$tmp"
-  if [ "$exported" != "PyInit__core " ]; then
-    echo "python-tests: $(basename "$1") exports more than PyInit__core: ${exported:0:300}"
-    exit 1
-  fi
-  echo "   $(basename "$1"): exports PyInit__core alone"
+  "$root/scripts/check-wheel-exports.sh" "$1" "$python" | sed 's/^/   /'
 }
 
 rm -rf "$out" && mkdir -p "$out"
