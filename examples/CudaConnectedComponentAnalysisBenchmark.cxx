@@ -414,8 +414,7 @@ Benchmark(int argc, char * argv[])
             best = t;
           }
         }
-        const std::string engineName =
-          backend == itk::CudaConnectedComponentAnalysisEnums::Backend::CUDA ? "CUDA" : "CPU";
+        const std::string engineName = itk::CudaConnectedComponentAnalysisEnums::BackendName(backend);
         std::cout << std::setw(28) << name << std::setw(8) << engineName << std::setw(10) << filter->GetObjectCount()
                   << std::setw(12) << best.Analyze << std::setw(12) << best.WriteLabels << std::setw(12)
                   << best.ExportRuns << std::setw(12) << best.BuildLabelMap << std::setw(12) << best.ClearLabelMap
