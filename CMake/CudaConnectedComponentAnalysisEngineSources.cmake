@@ -3,6 +3,7 @@
 # attributes. Paths relative to the project root (CCA_ROOT); CCA_WITH_CUDA comes from itk-module-init.cmake.
 set(CCA_ENGINE_SOURCES
   src/itkCudaConnectedComponentAnalysisEngine.cxx
+  src/itkCCAAttributes.cxx
   src/itkCCAShapeAttributes.cxx
   src/itkCCAIntensityStatistics.cxx
   src/itkCCAComponentSelection.cxx

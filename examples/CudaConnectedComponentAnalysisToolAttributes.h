@@ -15,12 +15,13 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The rows of the tool's CSV and JSON tables: every ShapeLabelObject attribute of an object, in physical
+// The rows of the tool's CSV and JSON tables: the attributes of an object (itkCudaConnectedComponentAnalysisAttributes.h), in physical
 // units, in the order of the CSV columns (a template over the LabelMap's object type).
 #ifndef CudaConnectedComponentAnalysisToolAttributes_h
 #define CudaConnectedComponentAnalysisToolAttributes_h
 
 #include "CudaConnectedComponentAnalysisTool.h"
+#include "itkCudaConnectedComponentAnalysisAttributes.h"
 
 #include <algorithm>
 #include <sstream>
@@ -28,68 +29,90 @@
 namespace cca_tool
 {
 
-/** Every attribute of a ShapeLabelObject, in physical units, in the order of the CSV columns. With --multilabel the
- * object's class (`classValue`, which the LabelObject does not carry: the filter's ComponentFeatures do) follows its
- * label; without it the columns are those of a binary input, unchanged. */
+/** The shape attributes a LabelMap's object holds, as the engines computed them (the builder's CopyAttributes the
+ * other way round): the attribute table's formulas read them. */
+template <typename TLabelObject>
+itk::cca::ShapeAttributes
+ShapeAttributesOf(const TLabelObject & object)
+{
+  constexpr unsigned int    D = TLabelObject::ImageDimension;
+  itk::cca::ShapeAttributes a;
+  a.numberOfPixels = object.GetNumberOfPixels();
+  a.physicalSize = object.GetPhysicalSize();
+  a.numberOfPixelsOnBorder = object.GetNumberOfPixelsOnBorder();
+  a.perimeterOnBorder = object.GetPerimeterOnBorder();
+  a.perimeterOnBorderRatio = object.GetPerimeterOnBorderRatio();
+  a.perimeter = object.GetPerimeter();
+  a.roundness = object.GetRoundness();
+  a.elongation = object.GetElongation();
+  a.flatness = object.GetFlatness();
+  a.equivalentSphericalRadius = object.GetEquivalentSphericalRadius();
+  a.equivalentSphericalPerimeter = object.GetEquivalentSphericalPerimeter();
+  a.feretDiameter = object.GetFeretDiameter();
+  for (unsigned int i = 0; i < D; ++i)
+  {
+    a.boundingBoxIndex[i] = object.GetBoundingBox().GetIndex(i);
+    a.boundingBoxSize[i] = object.GetBoundingBox().GetSize(i);
+    a.centroid[i] = object.GetCentroid()[i];
+    a.principalMoments[i] = object.GetPrincipalMoments()[i];
+    a.equivalentEllipsoidDiameter[i] = object.GetEquivalentEllipsoidDiameter()[i];
+    a.orientedBoundingBoxSize[i] = object.GetOrientedBoundingBoxSize()[i];
+    a.orientedBoundingBoxOrigin[i] = object.GetOrientedBoundingBoxOrigin()[i];
+    for (unsigned int j = 0; j < D; ++j)
+    {
+      a.principalAxes[i][j] = object.GetPrincipalAxes()(i, j);
+    }
+  }
+  return a;
+}
+
+/** An attribute's value shape in the CSV and JSON: none for a scalar, {D} for a vector, {D, D} for a matrix. */
+inline std::vector<std::size_t>
+ShapeOf(const itk::cca::AttributeDefinition & attribute, unsigned int dimension)
+{
+  switch (attribute.layout)
+  {
+    case itk::cca::AttributeLayout::Scalar:
+      return {};
+    case itk::cca::AttributeLayout::AxisMatrix:
+      return { dimension, dimension };
+    default:
+      return { itk::cca::NumberOfValues(attribute, dimension) };
+  }
+}
+
+/** Every shape attribute of an object that has an ITK name (itkCudaConnectedComponentAnalysisAttributes.h), in
+ * physical units, in the order of the CSV columns; Feret's diameter and the oriented bounding box with their
+ * options. With --multilabel the object's class (`classValue`, which the LabelObject does not carry: the filter's
+ * ComponentFeatures do) follows its label; without it the columns are those of a binary input. */
 template <typename TLabelObject>
 ObjectRow
 AttributesOf(const TLabelObject & object, const Options & options, std::int64_t classValue = 0)
 {
+  using itk::cca::AttributeSource;
   constexpr unsigned int D = TLabelObject::ImageDimension;
   ObjectRow              row;
-  const auto             scalar = [&row](const char * name, double value, bool integer = false) {
-    row.push_back(Attribute{ name, { value }, {}, integer });
-  };
-  const auto vector = [&row](const char * name, const auto & v, bool integer = false) {
-    Attribute a{ name, {}, { D }, integer };
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      a.values.push_back(static_cast<double>(v[i]));
-    }
-    row.push_back(a);
-  };
-  const auto matrix = [&row](const char * name, const auto & m) {
-    Attribute a{ name, {}, { D, D }, false };
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        a.values.push_back(m(i, j));
-      }
-    }
-    row.push_back(a);
-  };
-  scalar("Label", static_cast<double>(object.GetLabel()), true);
+  row.push_back(Attribute{ "Label", { static_cast<double>(object.GetLabel()) }, {}, true });
   if (options.multiLabel)
   {
-    scalar("class", static_cast<double>(classValue), true);
+    row.push_back(Attribute{ "class", { static_cast<double>(classValue) }, {}, true });
   }
-  scalar("NumberOfPixels", static_cast<double>(object.GetNumberOfPixels()), true);
-  scalar("PhysicalSize", object.GetPhysicalSize());
-  vector("Centroid", object.GetCentroid());
-  vector("BoundingBoxIndex", object.GetBoundingBox().GetIndex(), true);
-  vector("BoundingBoxSize", object.GetBoundingBox().GetSize(), true);
-  scalar("NumberOfPixelsOnBorder", static_cast<double>(object.GetNumberOfPixelsOnBorder()), true);
-  scalar("PerimeterOnBorder", object.GetPerimeterOnBorder());
-  scalar("PerimeterOnBorderRatio", object.GetPerimeterOnBorderRatio());
-  scalar("Perimeter", object.GetPerimeter());
-  scalar("Roundness", object.GetRoundness());
-  vector("PrincipalMoments", object.GetPrincipalMoments());
-  matrix("PrincipalAxes", object.GetPrincipalAxes());
-  scalar("Elongation", object.GetElongation());
-  scalar("Flatness", object.GetFlatness());
-  scalar("EquivalentSphericalRadius", object.GetEquivalentSphericalRadius());
-  scalar("EquivalentSphericalPerimeter", object.GetEquivalentSphericalPerimeter());
-  vector("EquivalentEllipsoidDiameter", object.GetEquivalentEllipsoidDiameter());
-  if (options.feretDiameter)
+  const itk::cca::ShapeAttributes shape = ShapeAttributesOf(object);
+  std::size_t                     count = 0;
+  const auto * const              attributes = itk::cca::Attributes(count);
+  for (std::size_t i = 0; i < count; ++i)
   {
-    scalar("FeretDiameter", object.GetFeretDiameter());
-  }
-  if (options.orientedBoundingBox)
-  {
-    vector("OrientedBoundingBoxSize", object.GetOrientedBoundingBoxSize());
-    vector("OrientedBoundingBoxOrigin", object.GetOrientedBoundingBoxOrigin());
-    matrix("OrientedBoundingBoxDirection", object.GetOrientedBoundingBoxDirection());
+    const itk::cca::AttributeDefinition & a = attributes[i];
+    const bool wanted = a.itkName != nullptr && !itk::cca::NeedsIntensity(a) &&
+                        (a.source != AttributeSource::FeretDiameter || options.feretDiameter) &&
+                        (a.source != AttributeSource::OrientedBoundingBox || options.orientedBoundingBox);
+    if (!wanted)
+    {
+      continue;
+    }
+    double values[2 * itk::cca::MaxDimension * itk::cca::MaxDimension];
+    a.compute(shape, itk::cca::IntensityStatistics{}, D, values);
+    row.push_back(Attribute{ a.itkName, { values, values + itk::cca::NumberOfValues(a, D) }, ShapeOf(a, D), a.integer });
   }
   return row;
 }
@@ -120,24 +143,24 @@ public:
       return static_cast<std::size_t>(found - columns.begin());
     };
     m_Label = column("Label");
-    const std::pair<const char *, const char *> scalars[] = {
-      { "intensity_min", "Minimum" },       { "intensity_max", "Maximum" },           { "intensity_sum", "Sum" },
-      { "intensity_mean", "Mean" },         { "intensity_stddev", "StandardDeviation" }, { "intensity_variance", "Variance" },
-      { "intensity_skewness", "Skewness" }, { "intensity_kurtosis", "Kurtosis" }
-    };
-    for (const auto & s : scalars)
+    // The filter's intensity table (ITK's names) under the Python table's names, in the table's order.
+    std::size_t        count = 0;
+    const auto * const attributes = itk::cca::Attributes(count);
+    for (std::size_t i = 0; i < count; ++i)
     {
-      m_Attributes.push_back({ s.first, { column(s.second) }, false, false });
-    }
-    const std::pair<const char *, const char *> vectors[] = { { "centroid_weighted", "CenterOfGravity" },
-                                                              { "intensity_min_index", "MinimumIndex" },
-                                                              { "intensity_max_index", "MaximumIndex" } };
-    for (const auto & v : vectors)
-    {
-      Columns c{ v.first, {}, std::string(v.second) != "CenterOfGravity", true };
-      for (unsigned int d = 0; d < dimension; ++d)
+      const itk::cca::AttributeDefinition & a = attributes[i];
+      if (a.source != itk::cca::AttributeSource::Intensity || a.itkName == nullptr || a.pythonName == nullptr)
       {
-        c.columns.push_back(column(std::string(v.second) + "-" + std::to_string(d)));
+        continue;
+      }
+      Columns c{ a.pythonName, {}, a.integer, a.layout != itk::cca::AttributeLayout::Scalar };
+      if (!c.vector)
+      {
+        c.columns.push_back(column(a.itkName));
+      }
+      for (unsigned int d = 0; c.vector && d < dimension; ++d)
+      {
+        c.columns.push_back(column(std::string(a.itkName) + "-" + std::to_string(d)));
       }
       m_Attributes.push_back(c);
     }

@@ -19,6 +19,7 @@
 #define itkCudaConnectedComponentAnalysisImageFilter_h
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
+#include "itkCudaConnectedComponentAnalysisAttributes.h"
 #include "itkContinuousIndex.h"
 #include "itkLabelMap.h"
 #include "itkShapeLabelObject.h"
@@ -378,13 +379,19 @@ public:
    * order, the columns named by GetComponentFeatureTableColumnNames(): Label, NumberOfPixels,
    * PhysicalSize (NumberOfPixels times the pixel's volume), Centroid-i (the physical point),
    * BoundingBoxIndex-i and BoundingBoxSize-i (index space), i = 0 .. ImageDimension-1 in ITK's index
-   * order (x first), then ClassValue (MultiLabel: the component's class; 0 otherwise). Filled by every Update(), also with GenerateLabelMapOff(), which skips the LabelMap. */
+   * order (x first), Extent (pixels / bounding box pixels, scikit-image's extent; not an ITK attribute), then
+   * ClassValue (MultiLabel: the component's class; 0 otherwise): the attributes made from the basic sums
+   * (itkCudaConnectedComponentAnalysisAttributes.h). Filled by every Update(), also with GenerateLabelMapOff(), which skips the LabelMap. */
   vnl_matrix<double>
   GetComponentFeatureTable() const;
 
   /** The column names of GetComponentFeatureTable(), separated by single spaces. */
   static std::string
   GetComponentFeatureTableColumnNames();
+
+  /** Those of its columns that hold integers (counts, indices, labels, classes), separated by single spaces. */
+  static std::string
+  GetComponentFeatureTableIntegerColumnNames();
 
   /** Updates the filter through its primary output, the label image, as ITK's filters do; with
    * GenerateLabelImageOff() through the LabelMap instead, so that the skipped label image (which has no
@@ -450,6 +457,19 @@ protected:
 
 private:
   using EngineType = CudaConnectedComponentAnalysisEngine;
+
+  /** The most values one attribute has (a D x D matrix, a 2D bounding box). */
+  static constexpr unsigned int MaxTableValues = 2 * cca::MaxDimension * cca::MaxDimension;
+
+  /** The attributes of GetComponentFeatureTable() (ITK-named, from the basic sums) or, with `intensity`, of
+   * GetIntensityFeatureTable() (ITK-named, from a feature image's sums), in column order. */
+  static std::vector<const cca::AttributeDefinition *>
+  TableAttributes(bool intensity);
+
+  /** Their column names: Label, each attribute (Name-i per axis), and ClassValue in the component table; with
+   * `integerOnly`, only those of integer values. */
+  static std::string
+  TableColumnNames(bool intensity, bool integerOnly = false);
 
   /** Builds the engine request for the input (and mask), checking that their buffers match the region. */
   EngineType::Request

@@ -535,19 +535,66 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+std::vector<const cca::AttributeDefinition *>
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::TableAttributes(
+  bool intensity)
+{
+  std::size_t                                   count = 0;
+  const cca::AttributeDefinition * const        attributes = cca::Attributes(count);
+  std::vector<const cca::AttributeDefinition *> selected;
+  for (std::size_t i = 0; i < count; ++i)
+  {
+    const cca::AttributeDefinition & a = attributes[i];
+    const bool                       wanted = intensity ? a.source == cca::AttributeSource::Intensity
+                                                        : a.source == cca::AttributeSource::Basic &&
+                                                            a.group != cca::AttributeGroup::OnRequest;
+    if (wanted && a.itkName != nullptr)
+    {
+      selected.push_back(&a);
+    }
+  }
+  return selected;
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+std::string
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::TableColumnNames(
+  bool intensity, bool integerOnly)
+{
+  std::string names = "Label";
+  for (const cca::AttributeDefinition * a : TableAttributes(intensity))
+  {
+    if (integerOnly && !a->integer)
+    {
+      continue;
+    }
+    if (a->layout == cca::AttributeLayout::Scalar)
+    {
+      names += std::string(" ") + a->itkName;
+      continue;
+    }
+    for (unsigned int d = 0; d < ImageDimension; ++d)
+    {
+      names += std::string(" ") + a->itkName + "-" + std::to_string(d);
+    }
+  }
+  return intensity ? names : names + " ClassValue";
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 std::string
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
                                           TOutputLabelMap>::GetComponentFeatureTableColumnNames()
 {
-  std::string names = "Label NumberOfPixels PhysicalSize";
-  for (const char * attribute : { "Centroid", "BoundingBoxIndex", "BoundingBoxSize" })
-  {
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      names += std::string(" ") + attribute + "-" + std::to_string(d);
-    }
-  }
-  return names + " ClassValue";
+  return TableColumnNames(false);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+std::string
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
+                                          TOutputLabelMap>::GetComponentFeatureTableIntegerColumnNames()
+{
+  return TableColumnNames(false, true);
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -561,21 +608,38 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     pixelVolume *= output->GetSpacing()[d];
   }
-  vnl_matrix<double> table(m_ComponentFeatures.size(), 4 + 3 * ImageDimension);
+  const auto   attributes = TableAttributes(false);
+  unsigned int columns = 2; // Label, ClassValue
+  for (const cca::AttributeDefinition * a : attributes)
+  {
+    columns += static_cast<unsigned int>(cca::NumberOfValues(*a, ImageDimension));
+  }
+  vnl_matrix<double> table(m_ComponentFeatures.size(), columns);
   auto               row = [&](SizeValueType k) {
     const ComponentFeatures &           c = m_ComponentFeatures[k];
     typename OutputImageType::PointType centroid;
     output->TransformContinuousIndexToPhysicalPoint(c.Centroid, centroid);
-    table(k, 0) = static_cast<double>(c.Label);
-    table(k, 1) = static_cast<double>(c.NumberOfPixels);
-    table(k, 2) = static_cast<double>(c.NumberOfPixels) * pixelVolume;
+    cca::ShapeAttributes shape;
+    shape.numberOfPixels = c.NumberOfPixels;
+    shape.physicalSize = static_cast<double>(c.NumberOfPixels) * pixelVolume;
     for (unsigned int d = 0; d < ImageDimension; ++d)
     {
-      table(k, 3 + d) = centroid[d];
-      table(k, 3 + ImageDimension + d) = static_cast<double>(c.BoundingBox.GetIndex(d));
-      table(k, 3 + 2 * ImageDimension + d) = static_cast<double>(c.BoundingBox.GetSize(d));
+      shape.centroid[d] = centroid[d];
+      shape.boundingBoxIndex[d] = static_cast<std::int64_t>(c.BoundingBox.GetIndex(d));
+      shape.boundingBoxSize[d] = static_cast<std::uint64_t>(c.BoundingBox.GetSize(d));
     }
-    table(k, 3 + 3 * ImageDimension) = static_cast<double>(c.ClassValue);
+    unsigned int column = 0;
+    table(k, column++) = static_cast<double>(c.Label);
+    double values[MaxTableValues];
+    for (const cca::AttributeDefinition * a : attributes)
+    {
+      a->compute(shape, cca::IntensityStatistics{}, ImageDimension, values);
+      for (std::size_t v = 0; v < cca::NumberOfValues(*a, ImageDimension); ++v)
+      {
+        table(k, column++) = values[v];
+      }
+    }
+    table(k, column) = static_cast<double>(c.ClassValue);
   };
   this->ForEachComponent(m_ComponentFeatures.size(), row);
   return table;
@@ -586,19 +650,7 @@ std::string
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
                                           TOutputLabelMap>::GetIntensityFeatureTableColumnNames()
 {
-  std::string names = "Label Minimum Maximum Sum Mean StandardDeviation Variance Skewness Kurtosis";
-  for (unsigned int d = 0; d < ImageDimension; ++d)
-  {
-    names += " CenterOfGravity-" + std::to_string(d);
-  }
-  for (const char * attribute : { "MinimumIndex", "MaximumIndex" })
-  {
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      names += std::string(" ") + attribute + "-" + std::to_string(d);
-    }
-  }
-  return names;
+  return TableColumnNames(true);
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
@@ -612,27 +664,26 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   }
   // The region analyzed: the whole output (EnlargeOutputRequestedRegion()).
   const EngineType::Geometry geometry = this->MakeGeometry(this->GetOutput()->GetLargestPossibleRegion());
-  vnl_matrix<double> table(m_ComponentFeatures.size(), 9 + 3 * ImageDimension);
+  const auto                 attributes = TableAttributes(true);
+  unsigned int               columns = 1;
+  for (const cca::AttributeDefinition * a : attributes)
+  {
+    columns += static_cast<unsigned int>(cca::NumberOfValues(*a, ImageDimension));
+  }
+  vnl_matrix<double> table(m_ComponentFeatures.size(), columns);
   auto               row = [&](SizeValueType k) {
     cca::IntensityStatistics s;
     m_Engine.ComputeIntensityStatistics(k, geometry, s, false); // the weighted moments: the LabelMap's
-    unsigned int c = 0;
-    table(k, c++) = static_cast<double>(m_ComponentFeatures[k].Label);
-    for (double value : { s.minimum, s.maximum, s.sum, s.mean, s.standardDeviation, s.variance, s.skewness, s.kurtosis })
+    unsigned int column = 0;
+    table(k, column++) = static_cast<double>(m_ComponentFeatures[k].Label);
+    double values[MaxTableValues];
+    for (const cca::AttributeDefinition * a : attributes)
     {
-      table(k, c++) = value;
-    }
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      table(k, c++) = s.centerOfGravity[d];
-    }
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      table(k, c++) = static_cast<double>(s.minimumIndex[d]);
-    }
-    for (unsigned int d = 0; d < ImageDimension; ++d)
-    {
-      table(k, c++) = static_cast<double>(s.maximumIndex[d]);
+      a->compute(cca::ShapeAttributes{}, s, ImageDimension, values);
+      for (std::size_t v = 0; v < cca::NumberOfValues(*a, ImageDimension); ++v)
+      {
+        table(k, column++) = values[v];
+      }
     }
   };
   this->ForEachComponent(m_ComponentFeatures.size(), row);

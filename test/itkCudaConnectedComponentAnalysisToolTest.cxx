@@ -248,6 +248,11 @@ CheckRun(const std::string & input, const Real3 * image, const Binary3 * mask, c
       ok = ok && get("BoundingBoxIndex" + i) == static_cast<double>(o->GetBoundingBox().GetIndex()[d]);
       ok = ok && get("BoundingBoxSize" + i) == static_cast<double>(o->GetBoundingBox().GetSize()[d]);
     }
+    // regionprops' extent, not an ITK attribute: the pixels over the bounding box's, read back exactly
+    const auto boxSize = o->GetBoundingBox().GetSize();
+    ok = ok && get("Extent") == static_cast<double>(o->GetNumberOfPixels()) /
+                                  (static_cast<double>(boxSize[0]) * static_cast<double>(boxSize[1]) *
+                                   static_cast<double>(boxSize[2]));
     if (!ok)
     {
       std::cerr << what << "differs from ITK (pixels " << o->GetNumberOfPixels() << ")" << std::endl;

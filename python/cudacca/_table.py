@@ -6,27 +6,23 @@ import numpy as np
 
 from . import _core
 
-#: Columns of `properties="basic"` (the default): cheap, from the sums every analysis makes.
-BASIC = ("label", "num_pixels", "area", "bbox", "centroid")
+#: The attributes the engines measure, defined once in C++ (itkCudaConnectedComponentAnalysisAttributes.h):
+#: (name, group, layout, source, integer, description) in column order.
+ATTRIBUTES = tuple(_core.attributes())
 
-#: Everything ITK's ShapeLabelObject holds that needs no extra pass over the pixels.
-SHAPE = (
-    "num_pixels_on_border",
-    "perimeter_on_border",
-    "perimeter_on_border_ratio",
-    "perimeter",
-    "roundness",
-    "principal_moments",
-    "principal_axes",
-    "elongation",
-    "flatness",
-    "equivalent_spherical_radius",
-    "equivalent_spherical_perimeter",
-    "equivalent_ellipsoid_diameter",
-)
+
+def _names(*groups):
+    return tuple(a[0] for a in ATTRIBUTES if a[1] in groups)
+
+
+#: Columns of `properties="basic"` (the default): cheap, from the sums every analysis makes.
+BASIC = ("label",) + _names("basic")
+
+#: Everything else that needs no extra pass over the pixels: ITK's ShapeLabelObject attributes, and extent.
+SHAPE = _names("shape")
 
 #: On request only: they read every object's pixels again (ITK computes them only when asked, too).
-ON_REQUEST = ("feret_diameter", "oriented_bounding_box_size", "oriented_bounding_box_origin")
+ON_REQUEST = tuple(a[0] for a in ATTRIBUTES if a[1] == "on_request" and a[3] not in ("intensity",))
 
 #: Multi-label input (label(multilabel=True)) only: each component's class, the input value of its pixels, in the
 #: input's dtype; added to the table there whatever `properties` says.
@@ -35,26 +31,29 @@ CLASS = "class"
 ALL = BASIC + SHAPE
 
 #: With an intensity image (label(intensity=...)): ITK's StatisticsLabelObject attributes (scikit-image's names where
-#: it has them), summed by the engine in the labeling pass. The first ones come by default, all with "all".
-INTENSITY_DEFAULT = ("intensity_mean", "intensity_min", "intensity_max", "intensity_stddev", "intensity_sum",
-                     "centroid_weighted")
-INTENSITY = INTENSITY_DEFAULT + ("intensity_variance", "intensity_skewness", "intensity_kurtosis",
-                                 "weighted_principal_moments", "weighted_principal_axes", "weighted_elongation",
-                                 "weighted_flatness")
+#: it has them), summed by the engine in the labeling pass. The first ones come by default, all with "all", the
+#: pixel indices of the extremes only by name.
+INTENSITY_DEFAULT = _names("intensity_default")
+INTENSITY = INTENSITY_DEFAULT + _names("intensity")
+INTENSITY_ON_REQUEST = tuple(a[0] for a in ATTRIBUTES if a[1] == "on_request" and a[3] == "intensity")
 
-_PERIMETER = ("perimeter", "roundness", "perimeter_on_border_ratio")
+_PERIMETER = tuple(a[0] for a in ATTRIBUTES if a[3] == "perimeter")
+_SHAPE_SUMS = tuple(a[0] for a in ATTRIBUTES if a[3] in ("shape", "perimeter", "feret_diameter",
+                                                         "oriented_bounding_box"))
 
-#: Columns of one value per axis (or more): always split, name-0 ... (also for 1-D images).
-_VECTOR = ("bbox", "centroid", "principal_moments", "principal_axes", "equivalent_ellipsoid_diameter",
-           "oriented_bounding_box_size", "oriented_bounding_box_origin", "centroid_weighted",
-           "weighted_principal_moments", "weighted_principal_axes")
+#: Columns of more than one value (one per axis, or a matrix): always split, name-0 ... (also for 1-D images).
+_VECTOR = tuple(a[0] for a in ATTRIBUTES if a[2] != "scalar")
+_MATRIX = tuple(a[0] for a in ATTRIBUTES if a[2] == "axis_matrix")
+
+#: Integer columns: counts unsigned, indices (bbox, the extremes' pixel indices) signed, as numpy's.
+_INTEGER_DTYPE = {a[0]: (np.uint64 if a[2] == "scalar" else np.int64) for a in ATTRIBUTES if a[4]}
 
 
 def resolve_properties(properties, intensity=False):
     """The list of column groups asked for: "basic", "all", or names (groups such as "bbox" or split names
     such as "bbox-0"; "label" is always there). With an intensity image the intensity columns are known too, and
     come by default (INTENSITY_DEFAULT; "all": INTENSITY)."""
-    known_names = BASIC + SHAPE + ON_REQUEST + (INTENSITY if intensity else ())
+    known_names = BASIC + SHAPE + ON_REQUEST + (INTENSITY + INTENSITY_ON_REQUEST if intensity else ())
     if properties is None or properties == "basic":
         names = list(BASIC) + (list(INTENSITY_DEFAULT) if intensity else [])
     elif properties == "all":
@@ -70,7 +69,7 @@ def resolve_properties(properties, intensity=False):
                 if intensity:
                     names.extend(INTENSITY if group == "all" else INTENSITY_DEFAULT)
                 continue
-            if group in INTENSITY and not intensity:
+            if (group in INTENSITY or group in INTENSITY_ON_REQUEST) and not intensity:
                 raise ValueError(f"property {p!r} needs an intensity image (label(..., intensity=...))")
             if group not in known_names:
                 known = ", ".join(known_names)
@@ -84,7 +83,7 @@ def resolve_properties(properties, intensity=False):
 
 
 def needs_shape_sums(names):
-    return any(n in SHAPE or n in ON_REQUEST for n in names)
+    return any(n in _SHAPE_SUMS for n in names)
 
 
 def needs_perimeter(names):
@@ -137,7 +136,7 @@ def add_columns(table, arrays, names, ndim):
         a = arrays[name]
         if name not in _VECTOR:
             table[name] = a[0]
-        elif name in ("principal_axes", "weighted_principal_axes"):
+        elif name in _MATRIX:
             for m in range(ndim):
                 for c in range(ndim):
                     table[f"{name}-{m}-{c}"] = a[m * ndim + c]
@@ -157,7 +156,7 @@ def build(analysis, inp, names, count, skip_value, start, spacing, origin, direc
         if name == "label" or name in basic:
             continue
         components, is_float = _core.column_info(name, ndim)[:2]
-        shape[name] = np.empty((components, count), dtype=np.float64 if is_float else np.uint64)
+        shape[name] = np.empty((components, count), dtype=np.float64 if is_float else _INTEGER_DTYPE[name])
     if shape and count > 0:
         feret = "feret_diameter" in names
         obb = "oriented_bounding_box_size" in names or "oriented_bounding_box_origin" in names

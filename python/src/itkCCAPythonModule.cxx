@@ -21,6 +21,7 @@
 // Python (cudacca/_arrays.py); this file trusts shapes and dtypes no further than it checks them below.
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
+#include "itkCudaConnectedComponentAnalysisAttributes.h"
 
 #include "itkCCAPythonTable.h"
 
@@ -537,6 +538,27 @@ NB_MODULE(_core, m)
       return nb::none();
     }
     return nb::make_tuple(components, isFloat, shape);
+  });
+  // The attributes the table has (itkCudaConnectedComponentAnalysisAttributes.h), in column order: the Python
+  // name, its group, layout and source, whether its values are integers, and its description.
+  m.def("attributes", []() {
+    static const char * const groups[] = { "basic", "shape", "on_request", "intensity_default", "intensity" };
+    static const char * const layouts[] = { "scalar", "per_axis", "per_principal_axis", "bbox", "axis_matrix" };
+    static const char * const sources[] = { "basic",     "shape",     "perimeter",       "feret_diameter",
+                                            "oriented_bounding_box", "intensity", "weighted_moments" };
+    std::size_t                                   count = 0;
+    const itk::cca::AttributeDefinition * const attributes = itk::cca::Attributes(count);
+    nb::list                                      list;
+    for (std::size_t i = 0; i < count; ++i)
+    {
+      const itk::cca::AttributeDefinition & a = attributes[i];
+      if (a.pythonName != nullptr)
+      {
+        list.append(nb::make_tuple(a.pythonName, groups[static_cast<int>(a.group)], layouts[static_cast<int>(a.layout)],
+                                   sources[static_cast<int>(a.source)], a.integer, a.description));
+      }
+    }
+    return list;
   });
   m.def("cuda_compiled", &Engine::IsCudaEngineCompiled);
   m.def("cuda_device_count", []() {

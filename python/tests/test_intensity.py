@@ -99,8 +99,8 @@ def test_default_and_named_columns():
     intensity = np.arange(image.size, dtype=np.float32).reshape(image.shape)
     _, table = cudacca.label(image, intensity=intensity, return_table=True)
     assert list(table) == ["label", "num_pixels", "area", "bbox-0", "bbox-1", "bbox-2", "bbox-3", "centroid-0",
-                           "centroid-1", "intensity_mean", "intensity_min", "intensity_max", "intensity_stddev",
-                           "intensity_sum", "centroid_weighted-0", "centroid_weighted-1"]
+                           "centroid-1", "intensity_min", "intensity_max", "intensity_sum", "intensity_mean",
+                           "intensity_stddev", "centroid_weighted-0", "centroid_weighted-1"]
     _, named = cudacca.label(image, intensity=intensity, return_table=True, properties=["intensity_kurtosis"])
     assert list(named) == ["label", "intensity_kurtosis"]
 
@@ -109,8 +109,14 @@ def test_minimum_and_maximum_index_follow_itk_order():
     """Equal extremes: ITK keeps the last pixel in raster order (v <= min); the table's min/max equal that value."""
     image = np.ones((3, 5), np.uint8)
     intensity = np.array([[2, 1, 2, 9, 1], [9, 1, 2, 2, 9], [1, 9, 5, 5, 5]], np.uint8)
-    labels, table = cudacca.label(image, intensity=intensity, return_table=True, backend="cpu")
+    labels, table = cudacca.label(image, intensity=intensity, return_table=True, backend="cpu",
+                                  properties=["intensity_min", "intensity_max", "intensity_min_index",
+                                              "intensity_max_index"])
     assert table["intensity_min"][0] == 1 and table["intensity_max"][0] == 9
+    # the last 1 and the last 9 in raster order, in the array's axis order
+    assert [table[f"intensity_min_index-{c}"][0] for c in range(2)] == [2, 0]
+    assert [table[f"intensity_max_index-{c}"][0] for c in range(2)] == [2, 1]
+    assert table["intensity_min_index-0"].dtype == np.int64
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

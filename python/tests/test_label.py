@@ -36,11 +36,13 @@ def test_labels_and_regionprops_equal_skimage(backend, shape):
         image = random_image(shape, d, g, seed=len(shape) * 100 + int(d * 10) + g)
         connectivity = len(shape) if full else 1
         expected = measure.label(image, connectivity=connectivity, background=0)
-        labels, table = cudacca.label(image, connectivity=connectivity, return_table=True, backend=backend)
+        labels, table = cudacca.label(image, connectivity=connectivity, return_table=True, backend=backend,
+                                      properties=["basic", "extent"])
         np.testing.assert_array_equal(labels, expected)
         if expected.max() == 0 or len(shape) == 1:  # regionprops takes 2-D and 3-D images
             continue
-        props = measure.regionprops_table(expected, properties=("label", "area", "bbox", "centroid"))
+        props = measure.regionprops_table(expected, properties=("label", "area", "bbox", "centroid", "extent"))
+        np.testing.assert_array_equal(table["extent"], props["extent"])
         np.testing.assert_array_equal(table["label"], props["label"])
         np.testing.assert_array_equal(table["num_pixels"], props["area"])
         for c in range(2 * len(shape)):

@@ -250,6 +250,8 @@ def case_features(backend):
         box = o.GetBoundingBox()
         assert [table[f"BoundingBoxIndex-{i}"][k] for i in range(3)] == list(box.GetIndex())
         assert [table[f"BoundingBoxSize-{i}"][k] for i in range(3)] == list(box.GetSize())
+        assert table["Extent"][k] == o.GetNumberOfPixels() / float(np.prod(list(box.GetSize())))
+    assert table["NumberOfPixels"].dtype == np.int64 and table["Extent"].dtype == np.float64
 
     empty = new_filter(itk.image_from_array(np.zeros((5, 7), np.uint8)), itk.UL, backend)
     empty.Update()
