@@ -15,7 +15,8 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// BUF, the block-based union-find (Allegretti, Bolelli, Cancilla, Grana 2019, ../shared/papers): 8-connectivity,
+// BUF, the block-based union-find (S. Allegretti, F. Bolelli, M. Cancilla, C. Grana, "A Block-Based Union-Find
+// Algorithm to Label Connected Components on GPUs", ICIAP 2019, LNCS 11752, pp. 271-281, Springer): 8-connectivity,
 // labels only. A thread per 2x2 block; a block's label lives in its top-left pixel, whose raster index is the
 // block's id, until the last kernel copies it into the block's pixels. Four kernels, as the paper has them:
 // Initialization, Merge (the blocks above and to the left, read through the 4x4 bitset of the pixels around the

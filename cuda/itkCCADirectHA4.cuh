@@ -15,7 +15,8 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// HA4 (Hennequin, Lacassagne, Cabaret, Meunier 2018, ../shared/papers), the 64-bit version: 4-connectivity, a
+// HA4 (A. Hennequin, L. Lacassagne, L. Cabaret, Q. Meunier, "A new Direct Connected Component Labeling and
+// Analysis Algorithms for GPUs", DASIP 2018, doi:10.1109/DASIP.2018.8596835), the 64-bit version: 4-connectivity, a
 // warp per row of a strip of StripRows rows, 64 pixels per iteration (two per thread, one 64-bit bitmask from two
 // __ballot_sync), a sub-run (a run cut at the 64-pixel boundaries) found by its start with the distance operators.
 // Only the sub-run starts touch memory: a start is a node of the union-find (its L entry), initialized to itself,

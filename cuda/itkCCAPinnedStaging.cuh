@@ -44,7 +44,7 @@ public:
   // each host memcpy also faults its pages in, and that work, not the DMA, sets the rate: on an H100 host
   // (16 cores, 2 MB pages advised), copying 268 MB back took 13-17 ms with 8 lanes of 4 MB chunks, 10.5-11.3
   // with 16 lanes of 4 MB and 8.2-9.7 with 16 lanes of 2 MB; uploads from touched memory were as fast or
-  // faster with 2 MB chunks (docs/logs/benchmarks/h100-2026-11-23e-staging-lanes.{cu,log}).
+  // faster with 2 MB chunks (a throwaway test program on that host, 2026-11-23).
   static constexpr std::size_t ChunkBytes = std::size_t{ 2 } << 20;
   static constexpr unsigned    MaxLanes = 16;
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the lent GPU machine, from the repository root: the project built there, by that machine's own
+# Runs on a GPU machine, from the repository root: the project built there, by that machine's own
 # compilers (its image sets CXX and CUDAHOSTCXX to /opt/gcc/bin/g++, a GCC 13.3 with no shared libstdc++; nvcc
 # 13), from the sdist made here (`python3 -m build --sdist -o dist .`), then tested on its GPU. Carried:
 # dist/ or .whl/ (the sdist) and .whl/ (the pinned build wheels nanobind, scikit-build-core, pathspec, packaging;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs on the lent GPU machine, from the repository root, with .whl carried (the cp312 cudacca wheel built
+# Runs on a GPU machine, from the repository root, with .whl carried (the cp312 cudacca wheel built
 # with nvcc, and pylibs.tar.xz: cc3d's and cuCIM's skimage part unpacked): the Python suite with the
 # CUDA engine and CuPy/PyTorch inputs, compute-sanitizer on a Python session, then (BENCH=1) the benchmark.
 # Logs go to $OUT (or ./device-logs).

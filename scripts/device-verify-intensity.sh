@@ -1,4 +1,4 @@
-# On the lent GPU machine, .whl carried (bundle.tar.xz, the cp312 wheel, pylibs.tar.xz): a short re-check of issue
+# On a GPU machine, .whl carried (bundle.tar.xz, the cp312 wheel, pylibs.tar.xz): a short re-check of issue
 # 23's GPU pieces after a change (the gpu ctest of the intensity, tool and multi-label cases; memcheck and racecheck
 # on the intensity cases; the Python intensity and device tests), then benchmark mode i (SIZE3D, default 512).
 set -o pipefail

@@ -3,9 +3,9 @@
 # reported as skipped, not failed.
 #  1. standalone against Debian's ITK 5.2.1 (build/): the C++ tests;
 #  2. the Python package cudacca: wheels built with pip into fresh venvs, pytest (scripts/python-tests.sh);
-#  3. where the ITK 5.4.7 SDK is (../shared/itk-sdk, or ITK_SDK_DIR), also as an ITK external module with its
-#     Python wrapping (build-itk54/, against a fresh copy of the SDK at /tmp/itk-sdk): C++ and Python tests.
-#     CCA_SKIP_ITK_SDK=1 leaves this part out.
+#  3. where an ITK 5.4.7 SDK is found (ITK_SDK_DIR, else an itk-sdk folder beside the checkout; docs/building.md,
+#     "The ITK 5.4.7 SDK"), also as an ITK external module with its Python wrapping (build-itk54/, against a fresh
+#     copy of the SDK's build tree): C++ and Python tests. CCA_SKIP_ITK_SDK=1 leaves this part out.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$jobs" "$@"
@@ -16,7 +16,15 @@ if [ "${CCA_SKIP_PYTHON:-0}" != 1 ]; then
   "$root/scripts/python-tests.sh"
 fi
 
-sdk=${ITK_SDK_DIR:-$root/../shared/itk-sdk}
+# ITK_SDK_DIR first; else the first itk-sdk folder with a setup.sh beside the checkout (../*/itk-sdk), which is
+# where a provided SDK is unpacked next to the source.
+sdk=${ITK_SDK_DIR:-}
+if [ -z "$sdk" ]; then
+  for candidate in "$(cd "$root/.." && pwd)"/*/itk-sdk; do
+    if [ -x "$candidate/setup.sh" ]; then sdk=$candidate; break; fi
+  done
+  sdk=${sdk:-$(cd "$root/.." && pwd)/*/itk-sdk}
+fi
 if [ "${CCA_SKIP_ITK_SDK:-0}" != 1 ] && [ -x "$sdk/setup.sh" ]; then
   echo "== External module against ITK 5.4.7 with Python wrapping ($sdk)"
   cache=$("$sdk/setup.sh" --fresh)

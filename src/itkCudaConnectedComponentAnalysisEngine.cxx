@@ -47,11 +47,11 @@ namespace itk
 namespace
 {
 /** Below this many pixels the automatic backend takes the CPU engine for a host image: per call (labels +
- * basic table, numpy in/out, median of 200 calls, H100 with 16 threads, 2026-11-24,
- * docs/logs/benchmarks/h100-2026-11-24-latency.log) the CPU engine took 0.09 ms at 64² and 128² and 0.29 ms at
- * 32³ against 0.24-0.39 ms for the CUDA engine, the two met at 256² (0.31 / 0.27 ms), and from 512² and 64³ on
- * the CUDA engine was 2-3x faster. Below 2^16 pixels the CPU engine works as one block on one thread, so the
- * crossover does not depend on the host's core count. */
+ * basic table, numpy in/out, median of 200 calls, H100 with 16 threads, 2026-11-24, before the CUDA engine's
+ * one-launch small-image path; docs/performance.md has the current figures) the CPU engine took 0.09 ms at 64²
+ * and 128² and 0.29 ms at 32³ against 0.24-0.39 ms for the CUDA engine, the two met at 256² (0.31 / 0.27 ms), and
+ * from 512² and 64³ on the CUDA engine was 2-3x faster. Below 2^16 pixels the CPU engine works as one block on one
+ * thread, so the crossover does not depend on the host's core count. */
 constexpr std::uint64_t AutomaticCudaFromPixels = std::uint64_t{ 1 } << 16;
 
 /** Throws where a class value (read as the input's kind `classKind` reads it) does not fit the output pixel kind

@@ -1,5 +1,5 @@
 """CuPy and PyTorch CUDA arrays: labelled where they are, equal to the host result, on the caller's stream.
-Skipped where there is no GPU (CI); run on the lent GPU (docs/testing.md)."""
+Skipped where there is no GPU (CI); run on a GPU machine (docs/testing.md)."""
 
 import numpy as np
 import pytest
@@ -254,7 +254,7 @@ def test_cupy_multilabel_equals_the_cpu_engine():
 
 
 def test_dask_two_workers_share_one_gpu():
-    """Issue 26 on one lent GPU: two Dask worker processes, each labelling its chunks with the CUDA engine on
+    """Issue 26 on one GPU: two Dask worker processes, each labelling its chunks with the CUDA engine on
     device 0 (the multi-GPU path, every worker its own engine and context), the result equal to the in-memory
     labeling."""
     distributed = pytest.importorskip("distributed")

@@ -1,0 +1,416 @@
+#!/usr/bin/env python3
+"""Print the Markdown tables of docs/performance.md from the benchmark results kept beside this script.
+
+usage: python3 examples/benchmark/results/make_tables.py                              # print the tables
+       python3 examples/benchmark/results/make_tables.py --check docs/performance.md    # each table on the page?
+
+Standard library only. Each table is printed under a '### ' heading naming the section of
+docs/performance.md it belongs to and the file(s) it comes from; README.md in this folder says what each file
+is (device, date, command). Every figure is read from those files: nothing here is typed in by hand except the
+A100 figures of the paper's Table 1 (Lemaitre et al., ICASSP 2021), which the ratios compare against.
+"""
+import json
+import os
+import re
+import sys
+from collections import defaultdict
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name):
+    with open(os.path.join(HERE, name), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def num(x):
+    """3 significant digits; whole numbers with thousands separators from 1,000 on."""
+    if x >= 999.5:
+        return f"{round(x):,}"
+    return f"{x:.3g}"
+
+
+def ratio(x):
+    """A speed-up: one decimal below 100, whole above."""
+    return f"{x:.1f}×" if x < 99.95 else f"{round(x):,}×"
+
+
+def sig(x, digits=3):
+    """`digits` significant digits, trailing zeros kept (1.00, 38.0, 110)."""
+    return f"{x:#.{digits}g}".rstrip(".")
+
+
+def ms(x):
+    """Milliseconds: 3 decimals below 10 ms, one above."""
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(out)
+
+
+def section(title, sources, text):
+    print(f"### {title}\n\n({', '.join(sources)})\n\n{text}\n")
+
+
+# ---------------------------------------------------------------------------------------------- user's path
+USER_PATH = ("h100-2026-11-23e-user-path-2d.json", "h100-2026-11-23e-user-path-3d-conn6.json",
+             "h100-2026-11-23e-user-path-3d-conn26.json")
+
+
+def image_name(dimension, size):
+    return f"2D {size}²" if dimension == 2 else f"3D {size}³"
+
+
+def user_path():
+    rows, split, memory, label_only = [], [], [], []
+    for name in USER_PATH:
+        up = load(name)["user_path"]
+        for s in sorted(up["summary"], key=lambda s: (s["connectivity"], s["granularity"])):
+            size = next(r["size"] for r in up["rows"] if r["dimension"] == s["dimension"])
+            rows.append([image_name(s["dimension"], size), s["connectivity"], s["granularity"], num(s["cuda_mpix_s"]),
+                         num(s["cpu_engine_mpix_s"]), num(s["itk_mpix_s"]), ratio(s["cuda_vs_itk"]),
+                         ratio(s["cpu_engine_vs_itk"]), num(s["paper_metric_device_resident_mpix_s"])])
+        # the largest object count of the face-connectivity runs: g = 1, d = 0.2
+        for r in up["rows"]:
+            if r["granularity"] == 1 and r["density"] == 0.2 and r["connectivity"] in (4, 6):
+                img = image_name(r["dimension"], r["size"])
+                for key, engine in (("cuda", "CUDA"), ("cpu_engine", "CPU engine")):
+                    e = r[key]
+                    sp = e["split"]
+                    split.append([img, engine, f"{e['objects']:,}", f"{sp['analyze_s']:.3f}",
+                                  f"{sp['write_labels_s']:.3f}", f"{sp['export_runs_s']:.3f}",
+                                  f"{sp['build_labelmap_s']:.3f}", f"{e['seconds']:.3f}"])
+                i = r["itk"]
+                split.append([img, "ITK", f"{i['objects']:,}", f"CC {i['split']['connected_components_s']:.3f}", "",
+                              "", f"shape {i['split']['shape_label_map_s']:.3f}", f"{i['seconds']:.3f}"])
+                memory.append([img, f"{r['cuda']['objects']:,}"] + [
+                    f"{r[k]['peak_extra_rss_bytes'] / 1e9:.1f} GB / {r[k]['held_rss_bytes'] / r[k]['objects']:,.0f} B"
+                    for k in ("cuda", "cpu_engine", "itk")])
+        run = "2D" if "2d" in name else ("3D, 6-conn. run" if "conn6" in name else "3D, 26-conn. run")
+        for li in up["label_image_only"]:
+            label_only.append([f"{run}: {li['image']}", f"{li['seconds'] * 1e3:.1f}", f"{li['split']['analyze_s'] * 1e3:.1f}",
+                               f"{li['split']['write_labels_s'] * 1e3:.1f}", f"{li['pcie_bound_seconds'] * 1e3:.1f}",
+                               f"{li['fraction_of_bound']:.0%}"])
+    section("The user's path", USER_PATH, table(
+        ["image", "conn", "g", "CUDA", "CPU engine", "ITK", "CUDA / ITK", "CPU engine / ITK",
+         "device-resident analysis alone"], rows))
+    section("The user's path: time split at the largest object count (g = 1, d = 0.2)", USER_PATH, table(
+        ["image", "engine", "objects", "analyze", "label image", "lines", "LabelMap build", "total"], split))
+    section("The user's path: label image alone against the PCIe bound", USER_PATH, table(
+        ["run: image", "label image (ms)", "of which analysis", "of which the copy into the new label image",
+         "PCIe bound (ms)", "of the bound"], label_only))
+    section("The user's path: memory (peak above the inputs / held per object)", USER_PATH, table(
+        ["image (g = 1, d = 0.2)", "objects", "CUDA", "CPU engine", "ITK's pipeline"], memory))
+
+
+def huge_pages():
+    names = ("h100-2026-11-23b-user-path-3d-g1-rusage.json", "h100-2026-11-23b-user-path-3d-g1-rusage-glibc-hugetlb.json")
+    rows = []
+    for name, heap in zip(names, ("default", "huge pages")):
+        for r in load(name)["user_path"]["rows"]:
+            c = r["cuda"]
+            rows.append([heap, r["density"], f"{c['objects']:,}", f"{c['seconds']:.2f}",
+                         f"{c['split']['build_labelmap_s']:.2f}", f"{c['held_rss_bytes'] / c['objects']:,.0f}"])
+    section("The LabelMap build with huge pages for the heap (3D 512³, g = 1, 6-connectivity, CUDA engine)", names,
+            table(["heap", "d", "objects", "update (s)", "LabelMap build (s)", "held per object (B)"], rows))
+
+
+# ---------------------------------------------------------------------------------------------- post-processing
+def post_processing():
+    name = "h100-2026-11-23b-postprocessing-labelmap.json"
+    pp = load(name)["post_processing"]
+    labels, labelmap = [], []
+    for r in pp:
+        itk = r["itk_connected_components_s"] + r["itk_relabel_s"]
+        labels.append([r["density"], f"{r['objects']:,}", f"{r['kept']:,}", f"{r['cuda_post_s']:.3f}",
+                       f"{r['cuda_plain_s']:.3f}", f"{r['cpu_post_s']:.3f}",
+                       f"{r['itk_connected_components_s']:.2f} + {r['itk_relabel_s']:.2f}", ratio(itk / r["cuda_post_s"])])
+        itk_map = itk + r["itk_shape_label_map_s"]
+        labelmap.append([r["density"], f"{r['kept']:,}", f"{r['cuda_post_labelmap_s']:.3f}",
+                         f"{r['cpu_post_labelmap_s']:.2f}",
+                         f"{r['itk_connected_components_s']:.2f} + {r['itk_relabel_s']:.2f} + "
+                         f"{r['itk_shape_label_map_s']:.2f}", ratio(itk_map / r["cuda_post_labelmap_s"])])
+    section("Post-processing: label image", [name], table(
+        ["d", "objects", "kept", "CUDA", "CUDA without post-processing", "CPU engine", "ITK CC + Relabel",
+         "ITK / CUDA"], labels))
+    section("Post-processing: label image + LabelMap", [name], table(
+        ["d", "kept", "CUDA", "CPU engine", "ITK CC + Relabel + ShapeLabelMap", "ITK / CUDA"], labelmap))
+
+
+# ---------------------------------------------------------------------------------------------- per-call cost
+def latency_cpp():
+    name = "h100-2026-11-25c-latency-cpp-mapped-io.json"
+    lat = load(name)["latency"]["rows"]
+    images = []
+    for r in lat:
+        if "image" in r and r["image"] not in images:
+            images.append(r["image"])
+    cell = {(r["row"], r["image"]): r for r in lat if "image" in r}
+    labels = {
+        "facade, CUDA engine": "facade, CUDA engine: labels + basic columns",
+        "facade, CPU engine": "facade, CPU engine",
+        "facade, automatic": "facade, automatic",
+        "filter, CUDA engine: label image": "filter, CUDA engine: label image",
+        "filter, CUDA engine: label image + table": "filter, CUDA engine: label image + table",
+        "filter, CUDA engine: label image + LabelMap": "filter, CUDA engine: label image + LabelMap",
+        "filter, automatic: label image + table": "filter, automatic: label image + table",
+    }
+    rows = [[label] + [ms(cell[(row, i)]["median_ms"]) for i in images] for row, label in labels.items()]
+    rows.append(["the automatic backend ran"] + [cell[("facade, automatic", i)]["engine"].upper() for i in images])
+    rows.append(["filter (label image + table) / facade, CUDA"] + [
+        f"{cell[('filter, CUDA engine: label image + table', i)]['median_ms'] / cell[('facade, CUDA engine', i)]['median_ms']:.2f}"
+        for i in images])
+    short = [i.replace("x", "×") for i in images]
+    section("Per-call cost from C++", [name], table(["per call, ms (median)"] + short, rows))
+    batch = [[r["engine"].upper(), f"{r['batch_median_ms']:.1f}", f"{r['one_image_median_ms']:.1f}",
+              f"{r['one_image_median_ms'] / r['batch_median_ms']:.0%}", f"{r['loop_median_ms']:.1f}"]
+             for r in lat if r["row"] == "batch"]
+    section("Batches from C++ (1,000 images of 256²)", [name], table(
+        ["facade, engine", "batch (ms)", "one image of the same pixels (ms)", "batch / one image (throughput)",
+         "a loop of 1,000 calls (ms)"], batch))
+
+
+def latency_python():
+    name = "h100-2026-11-25c-latency-python-mapped-io.json"
+    lat = load(name)["latency"]
+    images = [k for k in lat if not k.startswith("batch")]
+    rows_ = ["cudacca numpy, auto", "cudacca numpy, cpu", "cudacca numpy, cuda", "cudacca cupy",
+             "cupyx label, host in/out (labels only)", "cc3d + statistics"]
+    rows = [[r] + [ms(lat[i][r][0]) for i in images] for r in rows_]
+    rows.insert(1, ["the automatic backend ran"] + [lat[i]["auto chose"].upper() for i in images])
+    section("Per-call cost from Python", [name], table(
+        ["per call, ms (median)"] + [i.replace("x", "×") for i in images], rows))
+    (key, b), = ((k, v) for k, v in lat.items() if k.startswith("batch"))
+    images, side = re.match(r"batch (\d+)x(\d+)x", key).groups()
+    rows = [["numpy in/out", ms(b["cudacca label_batch, numpy"][0]), ms(b["cudacca label, numpy, one 8192x8192"][0]),
+             ms(b["cudacca label loop, numpy"][0]), num(b["cc3d loop"][0])],
+            ["CuPy in/out", ms(b["cudacca label_batch, cupy"][0]), ms(b["cudacca label, cupy, one 8192x8192"][0]),
+             "—", "—"]]
+    section(f"Batches from Python ({int(images):,} images of {side}²)", [name], table(
+        ["ms (median)", "cudacca label_batch", "one 8192² image, label", f"a loop of {int(images):,} label calls",
+         "a cc3d loop"], rows))
+
+
+# ---------------------------------------------------------------------------------------------- Python package
+def python_package():
+    name = "h100-2026-11-24-python-benchmark.json"
+    bench = load(name)
+    rows = []
+    for im in bench["images"]:
+        r = im["rows"]
+
+        def t(k):
+            return num(r[k]["seconds"] * 1e3) if k in r else "—"
+
+        rows.append([im["image"], f"{r['cudacca cupy']['objects']:,}", t("cudacca cupy"),
+                     f"{im['device_bound_s'] * 1e3:.2f}", t("cudacca numpy"), f"{im['pcie_bound_s'] * 1e3:.1f}",
+                     t("cupyx+cucim"), t("cc3d"), t("skimage")])
+    section("The Python package against other libraries (ms)", [name], table(
+        ["image", "objects", "cudacca, CuPy in/out", "device-memory bound", "cudacca, numpy in/out", "PCIe bound",
+         "cupyx label + cuCIM regionprops_table", "cc3d label + statistics", "scikit-image label + regionprops_table"],
+        rows))
+
+
+# ---------------------------------------------------------------------------------------------- the paper's Table 1
+# Lemaitre et al., ICASSP 2021, Table 1: average CCA throughput (Gpix/s), 8192², NVIDIA A100, 4-connectivity.
+PAPER = {
+    "naive": (0.966, 0.994, 0.985, 0.337),
+    "HA": (4.22, 13.2, 25.8, 16.6),
+    "HA+OTF": (14.6, 28.7, 59.3, 66.2),
+    "HA+CD": (13.8, 23.9, 27.4, 16.6),
+    "FLSL": (4.85, 19.1, 61.9, 244),
+    "FLSL+OTF": (20.8, 65.1, 160, 238),
+    "FLSL+CD": (24.5, 83.2, 170, 244),
+}
+OURS = {"naive": "a-naive", "HA": "a-ha4", "HA+OTF": "a-ha4-otf", "HA+CD": "a-ha4-cd",
+        "FLSL": "a-flsl", "FLSL+OTF": "a-otf", "FLSL+CD": "a"}
+SERIES = ("g1", "g4", "g16", "ones")
+SERIES_NAMES = ("g = 1", "g = 4", "g = 16", "all ones")
+
+
+def rates(report):
+    """(mode, connectivity, series) -> (total pixels / total time, mean of the per-image rates), Gpix/s, from the
+    minimum time of each image."""
+    pixels = report["size"] ** 2
+    times = defaultdict(list)
+    for r in report["results"]:
+        times[(r["mode"], r["connectivity"], r["granularity"])].append(r["min_ms"])
+    return {k: (len(v) * pixels / (sum(v) * 1e6), sum(pixels / (t * 1e6) for t in v) / len(v))
+            for k, v in times.items()}
+
+
+def paper_table():
+    name = "h100-2026-11-27c-8192-direct-e74add3.json"
+    g = rates(load(name))
+    rows = []
+    for alg, mode in OURS.items():
+        cells = []
+        for s, paper in zip(SERIES, PAPER[alg]):
+            total, mean = g[(mode, 4, s)]
+            cells.append(f"{sig(total)} / {paper} ({sig(total / paper, 2)}×) [{sig(mean)}]")
+        rows.append([alg] + cells)
+    section("The paper's Table 1: H100 against the paper's A100 (4-connectivity)", [name],
+            table(["algorithm"] + list(SERIES_NAMES), rows))
+
+
+def buf_table():
+    name = "h100-2026-11-27e-8192-buf-e6d41e2.json"
+    g = rates(load(name))
+    rows = []
+    for mode, label in (("ccl-buf", "BUF labels, its own numbering"),
+                        ("ccl-buf-raster", "BUF labels, raster order (ITK's numbering)"),
+                        ("ccl-buf-halving", "BUF with a path-halving find, its own numbering"),
+                        ("ccl-ours", "ours, labels only (raster order)"), ("b", "ours, labels + features"),
+                        ("a", "ours, features only")):
+        cells = []
+        for s in SERIES:
+            total, mean = g[(mode, 8, s)]
+            cells.append(sig(total) if s == "ones" else f"{sig(total)} [{sig(mean)}]")
+        rows.append([label] + cells)
+    section("BUF against our labels (8-connectivity)", [name], table([""] + list(SERIES_NAMES), rows))
+
+
+def transfers():
+    name = "h100-2026-11-23e-transfers.json"
+    t = load(name)["transfers"]
+    rows = [["pinned host memory (the PCIe bound)", f"{t['pinned_to_device_gb_s']:.1f}", f"{t['pinned_to_host_gb_s']:.1f}"],
+            ["ordinary (pageable) host memory, plain cudaMemcpy", f"{t['pageable_to_device_gb_s']:.1f}",
+             f"{t['pageable_to_host_gb_s']:.1f}"],
+            ["the engine's staged path from/to an ordinary buffer",
+             f"{t['staged_to_device_gb_s']:.1f} ({t['staged_to_device_gb_s'] / t['pinned_to_device_gb_s']:.0%})",
+             f"{t['staged_to_host_gb_s']:.1f} ({t['staged_to_host_gb_s'] / t['pinned_to_host_gb_s']:.0%})"]]
+    section(f"Host-device copies of a {t['bytes'] / 1e6:.0f} MB buffer (GB/s)", [name],
+            table(["", "to device", "to host"], rows))
+
+
+# ---------------------------------------------------------------------------------------------- past one GPU
+def large_volume():
+    name = "h100-2026-11-25d-large-volume-1700.json"
+    v = load(name)
+    big, forced = v["large"], v["forced"]
+    budget = float(re.search(r"under a (\S+) B budget", forced["what"]).group(1))
+    rows = [[f"{big['shape'][0]}³ ({big['voxels'] / 1e9:.2f}·10⁹ voxels), default budget", f"{big['components']:,}",
+             big["slabs"], f"{big['cuda_s']:.2f}", f"{big['cuda_first_s']:.2f}", f"{big['split']['analyze_s']:.2f}",
+             f"{big['split']['write_labels_s']:.2f}", f"{big['cpu_engine_s']:.2f}",
+             f"{big['pcie_bound_s']:.2f} ({big['fraction_of_bound']:.0%})"],
+            [f"{forced['shape'][0]}³ under a {budget / 1e9:g} GB budget",
+             f"{forced['components']:,}",
+             forced["slabs"], f"{forced['cuda_s']:.2f}", f"{forced['cuda_first_s']:.2f}",
+             f"{forced['split']['analyze_s']:.2f}", f"{forced['split']['write_labels_s']:.2f}",
+             f"{forced['cpu_engine_s']:.2f}", f"whole, one slab: {forced['cuda_whole_s']:.2f}"]]
+    same = all(x[k] for x in (big, forced) for k in ("labels_equal", "table_equal"))
+    section("A volume above 2³² voxels (s)", [name], table(
+        ["volume (uint8)", "components", "slabs", "CUDA engine", "first call", "of which the analysis",
+         "of which the label image", "CPU engine, whole", "PCIe bound (CUDA's fraction of it)"], rows)
+        + f"\n\nlabels and table equal to the CPU engine's: {same}")
+
+
+def zarr():
+    name = "cpu2-2026-11-25d-zarr-dask-image-256.json"
+    z = load(name)
+    rows = [[r["image"], f"{r['cudacca dask']['objects']:,}", f"{r['cudacca dask']['seconds']:.2f}",
+             f"{r['dask-image']['seconds']:.1f}", ratio(r["dask-image"]["seconds"] / r["cudacca dask"]["seconds"])]
+            for r in z["zarr"]]
+    section("A Zarr volume through Dask (s)", [name], table(
+        ["volume", "objects", "cudacca Dask path (labels + table)", "dask-image ndmeasure.label (labels only)", ""],
+        rows))
+
+
+def two_gpus():
+    txt, js = "h100x2-2026-11-25g-two-gpus-1024-g4-first-pixels.txt", "h100x2-2026-11-25g-two-gpus-1024-g4-fe7d4f3.json"
+    with open(os.path.join(HERE, txt), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    pattern = re.compile(r"^(.*) \[(numpy|cupy) chunks\]: ([\d.]+) s \(step 1 ([\d.]+), merge ([\d.]+), step 2 ([\d.]+)\)")
+    runs = {}
+    for line in lines:
+        m = pattern.match(line)
+        if m:
+            runs[(m.group(1), m.group(2))] = "%s (%s / %s / %s)" % m.group(3, 4, 5, 6)
+    earlier = load(js)["rows"]["cupy: 2 workers, GPUs 0+1"]
+    runs.setdefault(("2 workers, GPUs 0+1", "cupy"), "%.3f (%.3f / %.3f / %.3f)*" % (
+        earlier["seconds"], earlier["step1_chunks_s"], earlier["merge_on_client_s"], earlier["step2_relabel_s"]))
+    reference = re.search(r"^reference: .*: ([\d.]+) s", lines[0]).group(1)
+    rows = [[who, runs[(who, "numpy")], runs[(who, "cupy")]]
+            for who in ("1 worker, GPU 0", "2 workers, GPU 0", "2 workers, GPUs 0+1")]
+    rows.append(["reference: whole volume in one process, slabs (1 GB budget)", reference, ""])
+    speedup = next(l for l in lines if l.startswith("numpy chunks: two GPUs"))
+    section("Two GPUs of one host through Dask (s: total (step 1 / merge / step 2))", [txt, js], table(
+        ["Dask workers (one thread each)", "NumPy chunks", "CuPy chunks"], rows)
+        + f"\n\n{speedup}\n\n* from {js}, the run before (see the README); not reached in the later run")
+
+
+# ---------------------------------------------------------------------------------------------- multi-class, intensity
+def multiclass():
+    name = "h100-2026-11-25f-multiclass-512-face.json"
+    m = load(name)["multiclass"]
+    base = m["cudacca"]["seconds"]
+    rows = [["cudacca label(multilabel=True, per_class=True, keep_largest=1, class_values=True)", f"{base:.3f}", ""]]
+    for k, label in (("cc3d largest_k loop", "cc3d largest_k loop over the classes"),
+                     ("cc3d multilabel", "cc3d multi-label labeling + statistics + a mask"),
+                     ("monai", "MONAI KeepLargestConnectedComponent on a CUDA tensor")):
+        rows.append([label, f"{m[k]['seconds']:.2f}", ratio(m[k]["seconds"] / base)])
+    section(f"Multi-class clean-up on the GPU: {m['image']}", [name], table(
+        ["", "seconds", "cudacca faster by"], rows))
+    names = ("cpu2-2026-11-25e-multiclass-256-face.json", "cpu2-2026-11-25e-multiclass-256-full.json")
+    rows = []
+    for n in names:
+        m = load(n)["multiclass"]
+        base = m["cudacca"]["seconds"]
+        rows.append(["face (6)" if "face" in n else "full (26)", f"{base:.3f}",
+                     f"{m['cc3d largest_k loop']['seconds']:.1f} ({ratio(m['cc3d largest_k loop']['seconds'] / base)})",
+                     f"{m['cc3d multilabel']['seconds']:.3f} ({ratio(m['cc3d multilabel']['seconds'] / base)})"])
+    section(f"Multi-class clean-up without a GPU ({m['backend']}): {m['image']}", names, table(
+        ["connectivity", "cudacca (s)", "cc3d largest_k loop", "cc3d multi-label + statistics + mask"], rows))
+
+
+def intensity():
+    name = "h100-2026-11-25f-intensity-512-d05-final.json"
+    rows = []
+    for r in load(name)["intensity"]:
+        itk = r["itk_connected_components_s"] + r["itk_statistics_label_map_s"]
+        rows.append([r["density"], f"{r['objects']:,}"] +
+                    [f"{r[k]:.3f}" for k in ("cuda_labels_s", "cuda_table_s", "cuda_labelmap_s", "cpu_labels_s",
+                                              "cpu_table_s", "cpu_labelmap_s")] +
+                    [f"{r['itk_connected_components_s']:.2f} + {r['itk_statistics_label_map_s']:.2f}",
+                     ratio(itk / r["cuda_table_s"]), ratio(itk / r["cuda_labelmap_s"])])
+    section("Intensity statistics, 3D 512³ (s)", [name], table(
+        ["d", "objects", "CUDA labels", "CUDA + table", "CUDA + LabelMap", "CPU labels", "CPU + table",
+         "CPU + LabelMap", "ITK CC + statistics", "ITK / CUDA table", "ITK / CUDA LabelMap"], rows))
+
+
+def main():
+    for f in (user_path, huge_pages, post_processing, latency_cpp, latency_python, python_package, paper_table, buf_table,
+              transfers, large_volume, zarr, two_gpus, multiclass, intensity):
+        f()
+
+
+def check(page):
+    """Exit 1 unless every table printed above appears, line for line, in `page` (docs/performance.md)."""
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main()
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    tables, current = [], []
+    for line in out.getvalue().splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    missing = [t for t in tables if "\n".join(t) not in text]
+    for t in missing:
+        print(f"not in {page}:\n" + "\n".join(t) + "\n")
+    print(f"{len(tables) - len(missing)} of {len(tables)} tables found in {page}")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    if "--check" in sys.argv:
+        sys.exit(check(sys.argv[sys.argv.index("--check") + 1]))
+    main()
