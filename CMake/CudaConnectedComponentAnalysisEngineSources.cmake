@@ -2,20 +2,24 @@
 # Python package (python/, no ITK): the engine facade, both engines, the component selection and the shape
 # attributes. Paths relative to the project root (CCA_ROOT); CCA_WITH_CUDA comes from itk-module-init.cmake.
 set(CCA_ENGINE_SOURCES
-  src/itkCudaConnectedComponentAnalysisEngine.cxx
-  src/itkCCAAttributes.cxx
-  src/itkCCAShapeAttributes.cxx
-  src/itkCCAIntensityStatistics.cxx
-  src/itkCCAComponentSelection.cxx
-  src/itkCCAEngine.cxx
-  src/itkCCACPUEngine.cxx
-  src/itkCCACPUEngineLabeling.cxx
-  src/itkCCACPUEngineFeatures.cxx
-  src/itkCCACPUEngineIntensity.cxx
-  src/itkCCACPUEngineLines.cxx
-  src/itkCCASlabEngine.cxx
-  src/itkCCASlabFaces.cxx
-  src/itkCudaConnectedComponentAnalysisEnums.cxx
+  # the core: the facade, the engine interface and request checks, the post-processing's decision
+  src/core/itkCudaConnectedComponentAnalysisEngine.cxx
+  src/core/itkCudaConnectedComponentAnalysisEnums.cxx
+  src/core/itkCCAEngine.cxx
+  src/core/itkCCAComponentSelection.cxx
+  # the attributes: their table and formulas, from the engines' sums
+  src/attributes/itkCCAAttributes.cxx
+  src/attributes/itkCCAShapeAttributes.cxx
+  src/attributes/itkCCAIntensityStatistics.cxx
+  # the CPU engine
+  src/cpu/itkCCACPUEngine.cxx
+  src/cpu/itkCCACPUEngineLabeling.cxx
+  src/cpu/itkCCACPUEngineFeatures.cxx
+  src/cpu/itkCCACPUEngineIntensity.cxx
+  src/cpu/itkCCACPUEngineLines.cxx
+  # slabs: an image too large for one analysis, over either engine
+  src/slab/itkCCASlabEngine.cxx
+  src/slab/itkCCASlabFaces.cxx
   )
 if(CCA_WITH_CUDA)
   list(APPEND CCA_ENGINE_SOURCES
@@ -33,9 +37,13 @@ if(CCA_WITH_CUDA)
     cuda/itkCCAFeatureVariantConflictDetection.cu
     )
 else()
-  list(APPEND CCA_ENGINE_SOURCES src/itkCCANoCudaEngine.cxx)
+  list(APPEND CCA_ENGINE_SOURCES src/core/itkCCANoCudaEngine.cxx)
 endif()
 list(TRANSFORM CCA_ENGINE_SOURCES PREPEND "${CCA_ROOT}/")
+# The internal headers, by layer (none of them installed): what the engines, the tests and the benchmark include.
+# A cache entry, so that test/ and examples/ (sibling folders of src/) see it too.
+set(CCA_INTERNAL_INCLUDE_DIRS ${CCA_ROOT}/src/core ${CCA_ROOT}/src/attributes ${CCA_ROOT}/src/cpu
+  ${CCA_ROOT}/src/slab ${CCA_ROOT}/cuda CACHE INTERNAL "the internal headers' folders")
 
 find_package(Threads REQUIRED)
 
@@ -59,12 +67,12 @@ function(cca_private_static_runtime target)
     target_link_options(${target} PRIVATE "LINKER:--exclude-libs,ALL")
   endif()
 endfunction()
-# What every target built from engine sources shares: the internal headers, src/ (both engines', e.g.
-# itkCCARunMath.h) and cuda/ (kernels), position-independent code, and with CUDA the statically linked
+# What every target built from engine sources shares: the internal headers (CCA_INTERNAL_INCLUDE_DIRS: both
+# engines' src/core/itkCCARunMath.h, the kernels of cuda/, ...), position-independent code, and with CUDA the statically linked
 # runtime (one library, and one Python wheel, runs with and without a GPU; without a driver or device the
 # automatic backend says so and uses its CPU engine) and nvcc's options.
 function(cca_engine_target target)
-  target_include_directories(${target} PRIVATE ${CCA_ROOT}/src ${CCA_ROOT}/cuda)
+  target_include_directories(${target} PRIVATE ${CCA_INTERNAL_INCLUDE_DIRS})
   set_target_properties(${target} PROPERTIES POSITION_INDEPENDENT_CODE ON)
   target_link_libraries(${target} PRIVATE Threads::Threads)
   get_target_property(_type ${target} TYPE)

@@ -606,7 +606,7 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
       CCA_CUDA_CHECK(cudaMemsetAsync(device.classValue, 0, rows * sizeof(std::int64_t), m_Stream));
     }
   }
-  // Small tables' columns travel together (issue 29: one pass, not one copy and synchronization per column).
+  // Small tables' columns travel together (one pass, not one copy and synchronization per column).
   m_Staging.ToHostPieces(toHost, m_Columns.As<void>(), m_Stream);
   if (columns.onDevice)
   {

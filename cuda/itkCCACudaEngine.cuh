@@ -108,7 +108,7 @@ private:
   void
   DownloadFeatures();
 
-  // The small-image path (itkCCACudaEngineSmallImage.cu, issue 29): buffers for the most runs the image can
+  // The small-image path (itkCCACudaEngineSmallImage.cu): buffers for the most runs the image can
   // have, the foreground bits and then one cooperative launch for the rest (itkCCASmallImageAnalysis.cuh),
   // one synchronization; the two launches replayed as a CUDA graph once the same analysis comes twice in a row.
   /** The blocks of the small-image launch for this request, or 0 where it takes the general path. */

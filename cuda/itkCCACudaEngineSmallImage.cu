@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The CUDA engine's analysis of a small image (issue 29: one slice, one patch, thousands of times). The
+// The CUDA engine's analysis of a small image (one slice, one patch, thousands of times). The
 // general path reads the run count and the component count back to size its buffers: two round trips to the
 // device and a dozen launches, where a 64^2 image's whole work takes a few microseconds of GPU time. Here the
 // buffers hold the most runs the image can have (every other pixel of a row), the foreground bits are built

@@ -119,7 +119,7 @@ CreateFeatureVariant(FeatureAlgorithm algorithm);
 
 using FeatureVariantFactory = std::unique_ptr<FeatureVariant> (*)();
 /** Makes `algorithm`'s variant available: the research library (RegisterResearchFeatureVariants(),
- * cuda/itkCCAResearchVariants.cu) registers its variants here; the module's library has FLSL+CD only. */
+ * cuda/research/itkCCAResearchVariants.cu) registers its variants here; the module's library has FLSL+CD only. */
 void
 RegisterFeatureVariant(FeatureAlgorithm algorithm, FeatureVariantFactory factory);
 

@@ -18,7 +18,7 @@
 #ifndef itkCCAIntensityStages_cuh
 #define itkCCAIntensityStages_cuh
 
-// The CUDA engine's intensity stage (issue 23): each component's IntensitySums from a feature image on the
+// The CUDA engine's intensity stage: each component's IntensitySums from a feature image on the
 // device, in a fixed order (bit-identical from run to run): the runs grouped by component
 // (itkCCARunGrouping.cuh) are cut into chunks of 32 runs, each chunk summed by one warp, and each component's
 // chunks joined by one warp, lane by lane and then down a fixed tree.

@@ -18,7 +18,7 @@
 #ifndef itkCCASmallImageAnalysis_cuh
 #define itkCCASmallImageAnalysis_cuh
 
-// The analysis of a small image in one cooperative launch (issue 29): from the foreground bits to labelled runs
+// The analysis of a small image in one cooperative launch: from the foreground bits to labelled runs
 // and FLSL+CD features, the passes of the separate kernels (runs, scan, merge, numbering, features) run one
 // after the other inside one grid, separated by grid-wide barriers. The run and component counts never leave
 // the device between passes; the kernel writes them to host-mapped memory at the end, and on request the label

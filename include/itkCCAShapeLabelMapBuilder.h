@@ -44,7 +44,7 @@ namespace itk
  * from its own code, which the filter turns into an itk::MemoryAllocationError. The previous new-handler is
  * restored (and called once the reserve is spent) on destruction. The pieces stay allocated between builds
  * (untouched, so address space rather than resident memory). Compiled once, in the module's library
- * (src/itkCCAShapeLabelMapBuild.cxx): one reserve and one handler per process.
+ * (src/attributes/itkCCAShapeLabelMapBuild.cxx): one reserve and one handler per process.
  * \ingroup CudaConnectedComponentAnalysis
  */
 class CudaConnectedComponentAnalysis_EXPORT CCAMemoryReserve
@@ -82,7 +82,7 @@ struct LabelObjectBuildSteps
 /** The LabelMap's objects for `numComponents` components, built in parallel in blocks taken in label order
  * while one work unit inserts the finished blocks into the map in that order: the map's insertion is the
  * one serial step, and it runs at the same time as the rest. Under a CCAMemoryReserve. The first exception of
- * a step is rethrown once the work units have stopped. Compiled (src/itkCCAShapeLabelMapBuild.cxx). */
+ * a step is rethrown once the work units have stopped. Compiled (src/attributes/itkCCAShapeLabelMapBuild.cxx). */
 CudaConnectedComponentAnalysis_EXPORT void
 BuildLabelObjectsInBlocks(std::size_t numComponents, unsigned numberOfWorkUnits, const LabelObjectBuildSteps & steps);
 } // namespace cca

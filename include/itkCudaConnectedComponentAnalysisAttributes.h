@@ -29,6 +29,9 @@ namespace itk
 namespace cca
 {
 
+/** The most values one attribute has (a D x D matrix, a bounding box's 2D). */
+constexpr std::size_t MaxAttributeValues = 2 * MaxDimension * MaxDimension;
+
 /** How an attribute's values are laid out in `dimension` D. Coordinates (PerAxis, BoundingBox, the columns of
  * AxisMatrix) are in ITK's axis order (x first); the Python table turns them into the array's order (z first). */
 enum class AttributeLayout : std::uint8_t

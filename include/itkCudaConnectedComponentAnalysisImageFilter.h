@@ -256,7 +256,7 @@ public:
   /** The number of components labeled before the post-processing removed any (after Update()). */
   itkGetConstMacro(OriginalObjectCount, SizeValueType);
 
-  /** The feature image (optional; issue 23): an image of the input's dimension, size and geometry, of any scalar
+  /** The feature image (optional): an image of the input's dimension, size and geometry, of any scalar
    * pixel type (dispatched at run time, so that one wrapped filter takes CT's short and PET's float alike).
    * With one, the engine sums each component's feature values in the labeling pass (on the GPU with the CUDA
    * engine): StatisticsLabelMapFilter's attributes, equal to LabelImageToStatisticsLabelMapFilter's but for
@@ -458,13 +458,20 @@ protected:
 private:
   using EngineType = CudaConnectedComponentAnalysisEngine;
 
-  /** The most values one attribute has (a D x D matrix, a 2D bounding box). */
-  static constexpr unsigned int MaxTableValues = 2 * cca::MaxDimension * cca::MaxDimension;
-
   /** The attributes of GetComponentFeatureTable() (ITK-named, from the basic sums) or, with `intensity`, of
    * GetIntensityFeatureTable() (ITK-named, from a feature image's sums), in column order. */
   static std::vector<const cca::AttributeDefinition *>
   TableAttributes(bool intensity);
+
+  /** Writes one component's values of `attributes` into `table`'s `row` from `column` on, advancing it. */
+  static void
+  WriteTableValues(const std::vector<const cca::AttributeDefinition *> & attributes, const cca::ShapeAttributes & shape,
+                   const cca::IntensityStatistics & intensity, vnl_matrix<double> & table, SizeValueType row,
+                   unsigned int & column);
+
+  /** How many table columns the attributes take in ImageDimension dimensions. */
+  static unsigned int
+  NumberOfTableValues(const std::vector<const cca::AttributeDefinition *> & attributes);
 
   /** Their column names: Label, each attribute (Name-i per axis), and ClassValue in the component table; with
    * `integerOnly`, only those of integer values. */

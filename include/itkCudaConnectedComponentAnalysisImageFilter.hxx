@@ -469,7 +469,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 {
   // The engine's basic columns in index space (unit spacing, identity direction, origin 0: the centroid is
   // then the region's start plus the mean index, exactly), not its ComponentSums rows: on the GPU the rows
-  // would cost a download of every sum and a conversion (issue 29: the filter's table within 1.5x the facade's).
+  // would cost a download of every sum and a conversion (the filter's table within 1.5x the facade's).
   EngineType::Geometry geometry;
   geometry.dimension = ImageDimension;
   for (unsigned int d = 0; d < ImageDimension; ++d)
@@ -557,6 +557,36 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 }
 
 template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+unsigned int
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::NumberOfTableValues(
+  const std::vector<const cca::AttributeDefinition *> & attributes)
+{
+  std::size_t values = 0;
+  for (const cca::AttributeDefinition * a : attributes)
+  {
+    values += cca::NumberOfValues(*a, ImageDimension);
+  }
+  return static_cast<unsigned int>(values);
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
+void
+CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::WriteTableValues(
+  const std::vector<const cca::AttributeDefinition *> & attributes, const cca::ShapeAttributes & shape,
+  const cca::IntensityStatistics & intensity, vnl_matrix<double> & table, SizeValueType row, unsigned int & column)
+{
+  double values[cca::MaxAttributeValues];
+  for (const cca::AttributeDefinition * a : attributes)
+  {
+    a->compute(shape, intensity, ImageDimension, values);
+    for (std::size_t v = 0; v < cca::NumberOfValues(*a, ImageDimension); ++v)
+    {
+      table(row, column++) = values[v];
+    }
+  }
+}
+
+template <typename TInputImage, typename TOutputImage, typename TMaskImage, typename TOutputLabelMap>
 std::string
 CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage, TOutputLabelMap>::TableColumnNames(
   bool intensity, bool integerOnly)
@@ -608,13 +638,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     pixelVolume *= output->GetSpacing()[d];
   }
-  const auto   attributes = TableAttributes(false);
-  unsigned int columns = 2; // Label, ClassValue
-  for (const cca::AttributeDefinition * a : attributes)
-  {
-    columns += static_cast<unsigned int>(cca::NumberOfValues(*a, ImageDimension));
-  }
-  vnl_matrix<double> table(m_ComponentFeatures.size(), columns);
+  const auto         attributes = TableAttributes(false);
+  vnl_matrix<double> table(m_ComponentFeatures.size(), 2 + NumberOfTableValues(attributes)); // Label, ClassValue
   auto               row = [&](SizeValueType k) {
     const ComponentFeatures &           c = m_ComponentFeatures[k];
     typename OutputImageType::PointType centroid;
@@ -630,15 +655,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     }
     unsigned int column = 0;
     table(k, column++) = static_cast<double>(c.Label);
-    double values[MaxTableValues];
-    for (const cca::AttributeDefinition * a : attributes)
-    {
-      a->compute(shape, cca::IntensityStatistics{}, ImageDimension, values);
-      for (std::size_t v = 0; v < cca::NumberOfValues(*a, ImageDimension); ++v)
-      {
-        table(k, column++) = values[v];
-      }
-    }
+    WriteTableValues(attributes, shape, cca::IntensityStatistics{}, table, k, column);
     table(k, column) = static_cast<double>(c.ClassValue);
   };
   this->ForEachComponent(m_ComponentFeatures.size(), row);
@@ -665,26 +682,13 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   // The region analyzed: the whole output (EnlargeOutputRequestedRegion()).
   const EngineType::Geometry geometry = this->MakeGeometry(this->GetOutput()->GetLargestPossibleRegion());
   const auto                 attributes = TableAttributes(true);
-  unsigned int               columns = 1;
-  for (const cca::AttributeDefinition * a : attributes)
-  {
-    columns += static_cast<unsigned int>(cca::NumberOfValues(*a, ImageDimension));
-  }
-  vnl_matrix<double> table(m_ComponentFeatures.size(), columns);
+  vnl_matrix<double>         table(m_ComponentFeatures.size(), 1 + NumberOfTableValues(attributes)); // Label
   auto               row = [&](SizeValueType k) {
     cca::IntensityStatistics s;
     m_Engine.ComputeIntensityStatistics(k, geometry, s, false); // the weighted moments: the LabelMap's
     unsigned int column = 0;
     table(k, column++) = static_cast<double>(m_ComponentFeatures[k].Label);
-    double values[MaxTableValues];
-    for (const cca::AttributeDefinition * a : attributes)
-    {
-      a->compute(cca::ShapeAttributes{}, s, ImageDimension, values);
-      for (std::size_t v = 0; v < cca::NumberOfValues(*a, ImageDimension); ++v)
-      {
-        table(k, column++) = values[v];
-      }
-    }
+    WriteTableValues(attributes, cca::ShapeAttributes{}, s, table, k, column);
   };
   this->ForEachComponent(m_ComponentFeatures.size(), row);
   return table;

@@ -1,5 +1,5 @@
 # On a GPU machine, .whl carried (bundle.tar.xz, the cp312 wheel, pylibs.tar.xz with cc3d, MONAI and cuCIM's
-# skimage part): issue 23's benchmark rows. The C++ benchmark's mode i (intensity statistics against ITK's
+# skimage part): the intensity benchmark rows. The C++ benchmark's mode i (intensity statistics against ITK's
 # ConnectedComponentImageFilter -> LabelImageToStatisticsLabelMapFilter, same run), then the Python --multiclass row
 # (the largest component of each of 100 classes: cudacca against a cc3d largest_k loop, cc3d multi-label + statistics,
 # and MONAI's KeepLargestConnectedComponent on a CUDA tensor). Logs to $OUT.

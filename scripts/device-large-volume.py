@@ -1,4 +1,4 @@
-"""Issue 22 on a GPU: a uint8 volume above 2^32 voxels labelled by the CUDA engine in slabs (labels +
+"""On a GPU: a uint8 volume above 2^32 voxels labelled by the CUDA engine in slabs (labels +
 basic table), checked voxel for voxel and column for column against the CPU engine on the whole volume, timed
 against the PCIe bound; then a volume cut by a small memory budget against the same volume whole.
 

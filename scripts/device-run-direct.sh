@@ -1,4 +1,4 @@
-# Issue 28 on a GPU machine (carry .device-bundle, or .whl with bundle.tar.xz): the direct algorithms' GPU test
+# On a GPU machine (carry .device-bundle, or .whl with bundle.tar.xz): the direct algorithms' GPU test
 # (BUF, HA4, HA4+OTF, HA4+CD against ITK) and the feature variants' test (with the labels-only variant),
 # compute-sanitizer memcheck, racecheck (shared memory only) and initcheck on the small form of the direct test
 # and memcheck on the variants' test, then (BENCH=1) the paper's benchmark with every Table 1 row: mode a

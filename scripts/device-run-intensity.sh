@@ -1,4 +1,4 @@
-# The GPU machine's run of issue 23's intensity statistics (and the multi-label pieces not run on a GPU before):
+# The GPU machine's run of the intensity statistics (and the multi-label pieces not run on a GPU before):
 # the whole gpu ctest, then compute-sanitizer memcheck and racecheck on the intensity and multi-label cases that
 # fit its slowdown, four at a time. Carry .device-bundle; logs to $OUT.
 set -o pipefail

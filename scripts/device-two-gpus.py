@@ -1,4 +1,4 @@
-"""Issue 26 on a machine with two GPUs (nvidia-h100-x2 / nvidia-h200-x2): cudacca's Dask path on a volume larger
+"""On a machine with two GPUs (nvidia-h100-x2 / nvidia-h200-x2): cudacca's Dask path on a volume larger
 than the forced GPU memory budget, through Dask workers pinned to GPUs (CUDA_VISIBLE_DEVICES per worker process):
 
   reference   cudacca.label() of the whole volume in this process on GPU 0, memory_budget forced below what the

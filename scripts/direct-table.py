@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 28's tables from one benchmark JSON (examples/CudaConnectedComponentAnalysisBenchmark --direct ...):
+"""The direct algorithms' tables from one benchmark JSON (examples/CudaConnectedComponentAnalysisBenchmark --direct ...):
 the ICASSP paper's Table 1 (its seven rows, 4-connectivity) beside its A100 figures with the ratio, the
 per-density times of the HA and FLSL rows at each granularity (where the ordering differs from the paper's),
 and BUF against our labels path at 8-connectivity. Gpix/s from the minimum time, averaged over densities.
@@ -7,22 +7,13 @@ and BUF against our labels path at 8-connectivity. Gpix/s from the minimum time,
 usage: scripts/direct-table.py BENCHMARK.json
 """
 import json
+import os
 import sys
 from collections import defaultdict
 
-# Lemaitre et al., ICASSP 2021, Table 1: average CCA throughput (Gpix/s), 8192^2, NVIDIA A100.
-PAPER = {
-    "naive": (0.966, 0.994, 0.985, 0.337),
-    "HA": (4.22, 13.2, 25.8, 16.6),
-    "HA+OTF": (14.6, 28.7, 59.3, 66.2),
-    "HA+CD": (13.8, 23.9, 27.4, 16.6),
-    "FLSL": (4.85, 19.1, 61.9, 244),
-    "FLSL+OTF": (20.8, 65.1, 160, 238),
-    "FLSL+CD": (24.5, 83.2, 170, 244),
-}
-OURS = {"naive": "a-naive", "HA": "a-ha4", "HA+OTF": "a-ha4-otf", "HA+CD": "a-ha4-cd",
-        "FLSL": "a-flsl", "FLSL+OTF": "a-otf", "FLSL+CD": "a"}
-SERIES = ("g1", "g4", "g16", "ones")
+# The paper's A100 figures and our modes' names, as the results' tables use them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "benchmark", "results"))
+from make_tables import OURS, PAPER, SERIES  # noqa: E402
 
 
 def main(path):

@@ -1,5 +1,5 @@
-"""A sequential model of the direct algorithms' kernels (issue 28; cuda/itkCCADirectHA4.cuh,
-cuda/itkCCADirectBlockUnionFind.cu): HA4's 64-bit distance operators, sub-run nodes, carried run starts, strip
+"""A sequential model of the direct algorithms' kernels (cuda/research/itkCCADirectHA4.cuh,
+cuda/research/itkCCADirectBlockUnionFind.cu): HA4's 64-bit distance operators, sub-run nodes, carried run starts, strip
 and border unions, features and relabel, and BUF's 4x4 bitset merge, run one thread after another and compared
 with scipy.ndimage.label (HA4: 4-connectivity, labels, S, Σx, Σy, box, roots at each component's first pixel;
 BUF: 8-connectivity, labels), both put into raster order. It checks the logic, not the GPU: not the races, not

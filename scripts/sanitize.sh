@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CPU build and its tests under AddressSanitizer and UndefinedBehaviorSanitizer (issue 8):
+# The CPU build and its tests under AddressSanitizer and UndefinedBehaviorSanitizer:
 # a CPU-only build in build-asan/ against Debian's ITK, every cpu-labelled test, and a report of every
 # sanitizer finding, split into those in this project's code and those inside ITK's own headers
 # (ITK 5.2's neighbourhood iterators, used by the reference filters the tests compare with).

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Intensity statistics from a feature image (issue 23): SetFeatureImage() against ITK's
+// Intensity statistics from a feature image: SetFeatureImage() against ITK's
 // LabelImageToStatisticsLabelMapFilter, one case per argument:
 //   random    binary random images (densities × granularities, odd sizes, 1×1, 1×N, N×1, both connectivities, 2D
 //             and 3D) with a spacing, an origin and a rotation; feature images of float (mixed signs), short,

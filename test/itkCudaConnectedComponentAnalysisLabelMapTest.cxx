@@ -167,7 +167,7 @@ RunSweep(Backend backend, bool fullyConnected, bool extras, const std::vector<Si
         ours->SetComputeOrientedBoundingBox(extras);
         ours->SetMemoryBudget(memoryBudget);
         ours->Update();
-        // A budget of one byte: one plane per slab (issue 22), every plane a cut.
+        // A budget of one byte: one plane per slab, every plane a cut.
         if (memoryBudget == 1 && ours->GetNumberOfSlabs() != (D > 1 ? size[D - 1] : 1))
         {
           std::cerr << what.str() << ": " << ours->GetNumberOfSlabs() << " slabs, one per plane expected" << std::endl;

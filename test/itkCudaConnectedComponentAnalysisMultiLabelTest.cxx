@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Multi-label input (issue 23): MultiLabelOn(), PerClassOn(), OutputClassValuesOn() against ITK, one case per
+// Multi-label input: MultiLabelOn(), PerClassOn(), OutputClassValuesOn() against ITK, one case per
 // argument, on random class maps (densities × granularities × numbers of classes, odd sizes, 1×1, 1×N, N×1,
 // both connectivities, 2D and 3D, with and without a mask, unsigned and signed classes):
 //   labels    the label image equals a loop of ConnectedComponentImageFilter over the classes, each class's

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Slabbed analyses (issue 22): the slab engine over the CPU or the CUDA engine against the same engine on the
+// Slabbed analyses: the slab engine over the CPU or the CUDA engine against the same engine on the
 // whole image -- component count, every sum (shape sums and perimeter intercepts included), the label image,
 // with and without a post-processing table, the LabelMap's lines and the basic columns -- on random images at
 // 1, 2, 3 and more planes per slab; then through the filter with a small memory budget against ITK's

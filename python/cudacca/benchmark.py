@@ -197,7 +197,7 @@ def per_call(fn, seconds=0.3, most=200, sync=None):
 
 
 def latency(args):
-    """Per-call cost on small and medium images (issue 29's table): blobs of 4-pixel cells at 40 % density,
+    """Per-call cost on small and medium images (the per-call table): blobs of 4-pixel cells at 40 % density,
     labels + table (label, area, bbox, centroid), face connectivity."""
     gpu = cudacca.cuda_available()[0]
     rows = {}
@@ -233,7 +233,7 @@ def latency(args):
         cudacca.label(image, backend="auto")
         r["auto chose"] = cudacca.last_backend()[0]
         print(name, {k: (v if isinstance(v, str) else f"{v[0]:.3f}/{v[1]:.3f} ms ({v[2]})") for k, v in r.items()}, flush=True)
-    # Issue 29's batch target: 1,000 images of 256² (labels + table) against one 8192² image of the same
+    # The batch target: 1,000 images of 256² (labels + table) against one 8192² image of the same
     # pixels and against a cc3d loop over the same images.
     stack = np.stack([blobs((256, 256), 0.4, 4, 100 + i) for i in range(1000)])
     big = blobs((8192, 8192), 0.4, 4, 7)  # the same number of pixels (67 M)
@@ -351,7 +351,7 @@ def class_map(side, classes, seed):
 
 
 def multiclass_rows(args):
-    """Issue 23's row: the largest component of each class of a --size3d³ volume of --classes classes, written
+    """The multi-class row: the largest component of each class of a --size3d³ volume of --classes classes, written
     back as the class (nnU-Net's post-processing), by cudacca (one multi-label pass), cc3d (a largest_k loop over
     the classes, as users write it, and its multi-label labeling + statistics) and MONAI's
     KeepLargestConnectedComponent where installed. Each result's kept voxels per class must agree."""
@@ -457,7 +457,7 @@ def main(argv=None):
                    help="instead: a --size3d³ Zarr volume through cudacca's Dask path and dask-image's ndmeasure.label")
     p.add_argument("--zarr-chunk", type=int, default=128, help="the Zarr volume's chunk side (default 128)")
     p.add_argument("--multiclass", action="store_true",
-                   help="instead: the largest component of each class of a --size3d³ multi-class volume (issue 23), "
+                   help="instead: the largest component of each class of a --size3d³ multi-class volume, "
                         "against cc3d and MONAI")
     p.add_argument("--classes", type=int, default=100, help="--multiclass: the number of classes (default 100)")
     args = p.parse_args(argv)

@@ -45,7 +45,7 @@ void
 Store(const Target & t, const ShapeAttributes & a, const IntensityStatistics & s, unsigned d, std::uint64_t count,
       std::uint64_t k)
 {
-  double values[2 * MaxDimension * MaxDimension];
+  double values[MaxAttributeValues];
   t.attribute->compute(a, s, d, values);
   const std::size_t n = NumberOfValues(*t.attribute, d);
   const auto        axis = [d](unsigned c) { return d - 1 - c; };

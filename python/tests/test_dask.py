@@ -238,7 +238,7 @@ def _class_map(shape, seed, classes=(1, 2, 7)):
 @pytest.mark.parametrize("shape, chunks", CASES)
 @pytest.mark.parametrize("connectivity", ["face", "full"])
 def test_dask_multilabel_equals_in_memory(shape, chunks, connectivity):
-    """Multi-label input chunk by chunk (issue 23): pieces join across a chunk face only where their classes are
+    """Multi-label input chunk by chunk: pieces join across a chunk face only where their classes are
     equal; labels, table (its class column) and the per-class cleaned segmentation equal the in-memory result."""
     image = _class_map(shape, seed=sum(shape))
     chunked = da.from_array(image, chunks=chunks)

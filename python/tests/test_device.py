@@ -179,7 +179,7 @@ def test_small_image_paths_equal_the_cpu_engine(shape):
 
 
 def test_intensity_statistics_on_the_gpu_equal_the_cpu_engine():
-    """Intensity statistics (issue 23) summed on the GPU (host arrays and CuPy arrays, including one large component
+    """Intensity statistics summed on the GPU (host arrays and CuPy arrays, including one large component
     of long runs and millions of tiny ones): equal to the CPU engine's to 1e-12 of the scale, min/max and labels
     exactly, and two GPU runs bit-identical (the chunks are joined in a fixed order)."""
     cupy = pytest.importorskip("cupy")
@@ -223,7 +223,7 @@ def test_intensity_statistics_on_the_gpu_equal_the_cpu_engine():
 
 
 def test_cupy_multilabel_equals_the_cpu_engine():
-    """Multi-label input on the device (issue 23): labels, table (with the class column) and the cleaned
+    """Multi-label input on the device: labels, table (with the class column) and the cleaned
     segmentation equal the CPU engine's; the class column and the cleaned image keep the input's dtype."""
     cupy = pytest.importorskip("cupy")
     rng = np.random.default_rng(5)
@@ -254,7 +254,7 @@ def test_cupy_multilabel_equals_the_cpu_engine():
 
 
 def test_dask_two_workers_share_one_gpu():
-    """Issue 26 on one GPU: two Dask worker processes, each labelling its chunks with the CUDA engine on
+    """On one GPU: two Dask worker processes, each labelling its chunks with the CUDA engine on
     device 0 (the multi-GPU path, every worker its own engine and context), the result equal to the in-memory
     labeling."""
     distributed = pytest.importorskip("distributed")

@@ -1,4 +1,4 @@
-"""cudacca.label(intensity=...) (issue 23): each component's intensity statistics, summed by the engine in the
+"""cudacca.label(intensity=...): each component's intensity statistics, summed by the engine in the
 labeling pass, against numpy per label (ITK's formulas: the sample variance, N - 1; the skewness and kurtosis as
 ITK's StatisticsLabelMapFilter writes them), against ITK's LabelImageToStatisticsLabelMapFilter through itk, after
 the post-processing, with multi-label input, and the refusals."""

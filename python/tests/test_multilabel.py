@@ -1,4 +1,4 @@
-"""cudacca.label(multilabel=True) (issue 23): equal-value connectivity against scikit-image and cc3d, the class
+"""cudacca.label(multilabel=True): equal-value connectivity against scikit-image and cc3d, the class
 column, per-class clean-up against a loop over the classes, and the refusals."""
 
 import itertools

@@ -1,4 +1,4 @@
-"""Slabs (issue 22): an image labelled under a memory budget that cuts it into slabs along its first axis gives
+"""Slabs: an image labelled under a memory budget that cuts it into slabs along its first axis gives
 the labels and every table column of the whole image, on each engine."""
 
 import itertools

@@ -166,7 +166,7 @@ struct ComponentSums
 };
 
 
-/** Raw intensity sums of a feature image (issue 23), per component, as columns: what ITK's
+/** Raw intensity sums of a feature image, per component, as columns: what ITK's
  * StatisticsLabelMapFilter accumulates over an object's pixels, in the engine's zero-based index space. Column c
  * of component k is values[c * numberOfComponents + k]. The weighted index sums are taken relative to the
  * component's bounding box minimum (ComponentSums::boundingBoxMin), so that they keep their precision far from
@@ -307,12 +307,12 @@ struct Request
   ScalarKind                              inputKind = ScalarKind::UInt8;
   const void *                            mask = nullptr; ///< optional; zero mask pixels are background
   ScalarKind                              maskKind = ScalarKind::UInt8;
-  /** Equal-value connectivity (issue 23): the input holds class values (an integer type); a component is a
+  /** Equal-value connectivity: the input holds class values (an integer type); a component is a
    * connected set of pixels of the same non-zero value, as ScalarConnectedComponentImageFilter with a distance
    * of 0 and background 0 labels them, and records that value (ComponentSums::classValue). false: every
    * non-zero pixel is foreground, whatever its value (ConnectedComponentImageFilter). */
   bool multiLabel = false;
-  /** Optional (issue 23): a feature image of the input's size, in the input's memory (host, or the device with
+  /** Optional: a feature image of the input's size, in the input's memory (host, or the device with
    * inputOnDevice): each component's intensity sums (IntensitySums) over its pixels' values. Not with batches or
    * slabs (a memoryBudget). */
   const void * feature = nullptr;
@@ -334,13 +334,13 @@ struct Request
    * it needs, or a later GetComponentSums() fetches the rows (the Python table: millions of components'
    * rows cost more than the labeling). Then no other call may run on the facade beside that one. */
   bool hostFeatures = true;
-  /** Batches (issue 29): the image is a stack of images along its slowest axis (y in 2-D, z in 3-D), each
+  /** Batches: the image is a stack of images along its slowest axis (y in 2-D, z in 3-D), each
    * `batchExtent` indices long, labeled each on its own: no component reaches from one image into the next.
    * 0: one image. Must divide the slowest axis' size; the basic features only (no shape sums). */
   std::uint64_t batchExtent = 0;
   /** The most working memory, in bytes, one analysis may take (the CUDA engine: device memory; the CPU engine:
    * host memory besides the image and the outputs), counted at its worst case per pixel: an image that needs
-   * more is labeled in slabs along its slowest axis (issue 22), with the same result. 0: automatic -- the image
+   * more is labeled in slabs along its slowest axis, with the same result. 0: automatic -- the image
    * whole, or slabs of fewer pixels than the engine's indices reach (the CUDA engine: 2^32), and where the
    * engine runs out of memory, slabs of half as many planes, down to one. Host images of 2 or 3 dimensions,
    * not batches. */

@@ -267,7 +267,7 @@ Benchmark(int argc, char * argv[])
           const auto v = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);
           record("ccl-ours", v.featuresAndLabelsMs, v.components);
         }
-        // The seeds' direct algorithms (issue 28) at their own connectivity: their CCA (features, as mode a times
+        // The seeds' direct algorithms at their own connectivity: their CCA (features, as mode a times
         // ours), their CCL in their own numbering, and with the raster-order relabel that makes it ours.
         for (const auto & name : has('a') ? opt.direct : std::vector<std::string>{})
         {

@@ -18,7 +18,7 @@
 #ifndef itkCCAIntensityStatistics_h
 #define itkCCAIntensityStatistics_h
 
-// The intensity statistics of a component from its raw sums (issue 23): StatisticsLabelMapFilter's
+// The intensity statistics of a component from its raw sums: StatisticsLabelMapFilter's
 // final computations, once for both engines, the LabelMap, the table, the CLI and the Python package. ITK-free.
 
 #include "CudaConnectedComponentAnalysisExport.h"

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Labels only (research library, issue 28): the engine's labeling path without the feature stage -- the same
+// Labels only (research library): the engine's labeling path without the feature stage -- the same
 // runs, merge and raster-order numbering as FLSL+CD, then each run's label, nothing accumulated. It is what the
 // benchmark compares with the labels-only algorithms of the field (BUF). The engine allocates no features for it
 // and refuses to return any.

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Benchmark option --direct-images (issue 28): the seeds' direct algorithms against our labels path on real
+// Benchmark option --direct-images: the seeds' direct algorithms against our labels path on real
 // images. Each file is read as a float image (a 3-D one: its middle slice), made binary above its mean (the bright
 // tissue of a CT or MRI), and labelled device-resident: our CUDA engine (features: mode a; features + label image:
 // mode b; the label image alone: the labels-only variant) at 4- and 8-connectivity, and each direct algorithm at

@@ -110,7 +110,7 @@ AttributesOf(const TLabelObject & object, const Options & options, std::int64_t 
     {
       continue;
     }
-    double values[2 * itk::cca::MaxDimension * itk::cca::MaxDimension];
+    double values[itk::cca::MaxAttributeValues];
     a.compute(shape, itk::cca::IntensityStatistics{}, D, values);
     row.push_back(Attribute{ a.itkName, { values, values + itk::cca::NumberOfValues(a, D) }, ShapeOf(a, D), a.integer });
   }

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// cca --batch FOLDER: every image file of a folder labeled as `cca FILE` would (issue 29: many cases in one
+// cca --batch FOLDER: every image file of a folder labeled as `cca FILE` would (many cases in one
 // call); cca --batch FILE: every 2D slice of a 3D file, or 3D volume of a 4D file, along its last axis. Every case is
 // checked before the first is labeled, so a bad one stops the batch before any work, with its name; the label images go
 // to --output-dir under the cases' names, and --csv / --json take one table of every case's objects, with the case's

@@ -18,7 +18,7 @@
 #ifndef itkCCAIntensityAccumulator_h
 #define itkCCAIntensityAccumulator_h
 
-// One component's intensity sums while they are accumulated (issue 23), written once for both engines: the
+// One component's intensity sums while they are accumulated, written once for both engines: the
 // CPU engine adds every pixel of a component in raster order, as ITK's StatisticsLabelMapFilter does, the
 // CUDA engine adds pixels per lane and then joins lanes with Join() in a fixed order. ITK-free, CUDA-free
 // (itkCCARunMath.h's CCA_HOST_DEVICE).

@@ -141,28 +141,6 @@ ShiftSums(ComponentSums & sums, unsigned axis, std::uint64_t offset, bool shapeS
   sums.boundingBoxMax[axis] += offset;
 }
 
-void
-AddSums(const ComponentSums & piece, ComponentSums & merged)
-{
-  merged.numberOfPixels += piece.numberOfPixels;
-  for (unsigned d = 0; d < MaxDimension; ++d)
-  {
-    merged.boundingBoxMin[d] = std::min(merged.boundingBoxMin[d], piece.boundingBoxMin[d]);
-    merged.boundingBoxMax[d] = std::max(merged.boundingBoxMax[d], piece.boundingBoxMax[d]);
-    merged.indexSum[d] += piece.indexSum[d];
-    merged.borderFaces[d] += piece.borderFaces[d];
-  }
-  for (std::size_t i = 0; i < merged.indexProductSum.size(); ++i)
-  {
-    merged.indexProductSum[i] += piece.indexProductSum[i];
-  }
-  merged.numberOfPixelsOnBorder += piece.numberOfPixelsOnBorder;
-  for (std::size_t i = 0; i < merged.intercepts.size(); ++i)
-  {
-    merged.intercepts[i] += piece.intercepts[i];
-  }
-}
-
 std::uint64_t
 SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
 {

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The intensity stage of the CPU engine's Analyze() (issue 23): every component's pixels of the feature image
+// The intensity stage of the CPU engine's Analyze(): every component's pixels of the feature image
 // added in raster order, one pixel after the other, as StatisticsLabelMapFilter walks an object's lines; the
 // components on the engine's threads, each by one thread, so that the sums do not depend on the thread count.
 

@@ -128,22 +128,7 @@ ComputeOf(const IntensitySums & in, std::uint64_t k, const Geometry & geometry, 
     }
     // C = M·Cov·Mᵀ, then "the normalized second order central moment of a pixel" on the diagonal, as ITK adds it
     // (the spacing along index axis i, in physical axis i).
-    SquareMatrix<D> central{};
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        double v = 0;
-        for (unsigned int p = 0; p < D; ++p)
-        {
-          for (unsigned int q = 0; q < D; ++q)
-          {
-            v += space.indexToPhysical[i][p] * covariance[p][q] * space.indexToPhysical[j][q];
-          }
-        }
-        central[i][j] = v;
-      }
-    }
+    SquareMatrix<D> central = space.CovarianceToPhysical(covariance);
     for (unsigned int i = 0; i < D; ++i)
     {
       central[i][i] += space.spacing[i] * space.spacing[i] / 12.0;

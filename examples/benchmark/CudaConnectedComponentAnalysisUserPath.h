@@ -57,14 +57,14 @@ RunUserPathBenchmark(const UserPathOptions & options, nlohmann::json & report);
 void
 RunPostProcessingBenchmark(const UserPathOptions & options, nlohmann::json & report);
 
-/** Mode i: intensity statistics (issue 23) of 3D size3D³ images (g = 1, the densities) with a float feature image
+/** Mode i: intensity statistics of 3D size3D³ images (g = 1, the densities) with a float feature image
  * through Update() (labels alone, + the intensity table, + the LabelMap of StatisticsLabelObjects), CUDA and CPU
  * engines, against ITK's ConnectedComponentImageFilter → LabelImageToStatisticsLabelMapFilter in the same run.
  * Fills report["intensity"]. */
 void
 RunIntensityBenchmark(const UserPathOptions & options, nlohmann::json & report);
 
-/** --direct-images (issue 28; CudaConnectedComponentAnalysisDirectImages.cxx): each file's (middle) slice made
+/** --direct-images (CudaConnectedComponentAnalysisDirectImages.cxx): each file's (middle) slice made
  * binary above its mean, labelled device-resident by our CUDA engine and by each direct algorithm of
  * `algorithms`. Fills report["direct_images"]. */
 void

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The slab engine (issue 22): an image too large for one analysis of an engine -- past the CUDA engine's 32-bit
+// The slab engine: an image too large for one analysis of an engine -- past the CUDA engine's 32-bit
 // indices or past the memory budget (Request::memoryBudget) -- labeled as slabs of whole planes along its
 // slowest axis (z in 3-D, y in 2-D) by that engine, one after the other, and merged on the host: the
 // components touching across each face between two slabs are united, numbered in raster order of their first
@@ -27,6 +27,7 @@
 #ifndef itkCCASlabEngine_h
 #define itkCCASlabEngine_h
 
+#include "itkCCAComponentSums.h"
 #include "itkCCAEngine.h"
 
 #include <cstdint>
@@ -102,10 +103,6 @@ struct SlabFaces
 /** Moves a slab's sums from its own indices to the image's: `offset` planes along `axis`. */
 void
 ShiftSums(ComponentSums & sums, unsigned axis, std::uint64_t offset, bool shapeSums);
-
-/** Adds the sums `piece` of a piece of a component into its merged sums `merged`. */
-void
-AddSums(const ComponentSums & piece, ComponentSums & merged);
 
 /** An Engine over another one, which it drives slab by slab: see the top of this file. */
 class SlabEngine final : public Engine

@@ -64,7 +64,7 @@ struct TransferRates
 TransferRates
 BenchmarkCudaTransfers(int deviceId, std::uint64_t bytes, int timedRuns);
 
-/** The seed papers' other labeling algorithms (issue 28), for the benchmark only, each with its own kernels on a
+/** The seed papers' other labeling algorithms, for the benchmark only, each with its own kernels on a
  * device-resident 2-D image of 8-bit pixels (non-zero: foreground), by name: "buf" (Allegretti et al. 2019, the
  * block-based union-find, 8-connectivity, labels only). Each run is timed with CUDA events twice: the algorithm as
  * its paper has it (its own label numbering), and with the labels then put into raster order (ITK's numbering:

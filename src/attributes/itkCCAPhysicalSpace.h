@@ -156,6 +156,30 @@ struct PhysicalSpace
     return point;
   }
 
+  /** An index-space covariance in physical space, M·Cov·Mᵀ, summed in the order ShapeLabelMapFilter and
+   * StatisticsLabelMapFilter sum it. */
+  SquareMatrix<D>
+  CovarianceToPhysical(const SquareMatrix<D> & covariance) const
+  {
+    SquareMatrix<D> physical{};
+    for (unsigned int i = 0; i < D; ++i)
+    {
+      for (unsigned int j = 0; j < D; ++j)
+      {
+        double c = 0;
+        for (unsigned int p = 0; p < D; ++p)
+        {
+          for (unsigned int q = 0; q < D; ++q)
+          {
+            c += indexToPhysical[i][p] * covariance[p][q] * indexToPhysical[j][q];
+          }
+        }
+        physical[i][j] = c;
+      }
+    }
+    return physical;
+  }
+
   /** ImageBase::TransformLocalVectorToPhysicalVector. */
   std::array<double, D>
   LocalVectorToPhysical(const std::array<double, D> & v) const

@@ -142,22 +142,7 @@ public:
       covariance = CovarianceFromLines(component, a, n * n);
     }
     // C = M·Cov·Mᵀ
-    MatrixType centralMoments;
-    for (unsigned int i = 0; i < D; ++i)
-    {
-      for (unsigned int j = 0; j < D; ++j)
-      {
-        double c = 0;
-        for (unsigned int p = 0; p < D; ++p)
-        {
-          for (unsigned int q = 0; q < D; ++q)
-          {
-            c += m_Space.indexToPhysical[i][p] * covariance[p][q] * m_Space.indexToPhysical[j][q];
-          }
-        }
-        centralMoments[i][j] = c;
-      }
-    }
+    const MatrixType centralMoments = m_Space.CovarianceToPhysical(covariance);
 
     // From here on, ShapeLabelMapFilter::ThreadedProcessLabelObject's own steps.
     std::array<double, 3> principalMoments{ { 0, 0, 0 } };

@@ -34,7 +34,7 @@ RegisterResearchFeatureVariants()
   cuda::RegisterFeatureVariant(FeatureAlgorithm::RunAtomics, &cuda::CreateRunAtomicsVariant);
   cuda::RegisterFeatureVariant(FeatureAlgorithm::PixelAtomics, &cuda::CreatePixelAtomicsVariant);
   cuda::RegisterFeatureVariant(FeatureAlgorithm::LabelsOnly, &cuda::CreateLabelsOnlyVariant);
-  // The seed papers' other labeling algorithms (issue 28), each its own pipeline: BenchmarkDirectAlgorithm().
+  // The seed papers' other labeling algorithms, each its own pipeline: BenchmarkDirectAlgorithm().
   cuda::RegisterDirectAlgorithm("buf", &cuda::CreateBlockUnionFind);
   cuda::RegisterDirectAlgorithm("buf-halving", &cuda::CreateBlockUnionFindPathHalving);
   cuda::RegisterDirectAlgorithm("ha4", &cuda::CreateHA4);

@@ -189,7 +189,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals
   }
 
   std::unique_ptr<cca::Engine> engine;
-  /** Over `engine`, where the last Analyze() cut the image into slabs (Request::memoryBudget, issue 22). */
+  /** Over `engine`, where the last Analyze() cut the image into slabs (Request::memoryBudget). */
   std::unique_ptr<cca::SlabEngine> slabEngine;
   Request                          lastRequest; ///< its buffers valid until its outputs are written
 

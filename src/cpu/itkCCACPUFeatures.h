@@ -28,6 +28,7 @@
 #include "itkCCACPURowScan.h"
 #include "itkCCAEngine.h"
 #include "itkCCARunMath.h"
+#include "itkCCAComponentSums.h"
 
 #include <algorithm>
 #include <array>
@@ -181,23 +182,7 @@ MergeFeatures(ComponentSums & features, const ComponentSums & part)
     features = part;
     return;
   }
-  features.numberOfPixels += part.numberOfPixels;
-  for (unsigned d = 0; d < MaxDimension; ++d)
-  {
-    features.boundingBoxMin[d] = std::min(features.boundingBoxMin[d], part.boundingBoxMin[d]);
-    features.boundingBoxMax[d] = std::max(features.boundingBoxMax[d], part.boundingBoxMax[d]);
-    features.indexSum[d] += part.indexSum[d];
-    features.borderFaces[d] += part.borderFaces[d];
-  }
-  for (std::size_t i = 0; i < features.indexProductSum.size(); ++i)
-  {
-    features.indexProductSum[i] += part.indexProductSum[i];
-  }
-  features.numberOfPixelsOnBorder += part.numberOfPixelsOnBorder;
-  for (std::size_t i = 0; i < features.intercepts.size(); ++i)
-  {
-    features.intercepts[i] += part.intercepts[i];
-  }
+  AddComponentSums(part, features);
 }
 
 } // namespace cpu

@@ -38,7 +38,7 @@ struct Options
   std::string         cpuConnectivity = "4";
   std::string         json = "benchmark.json";
   bool                variants = false;
-  std::vector<std::string> direct;       ///< mode a: also these direct algorithms by name (issue 28)
+  std::vector<std::string> direct;       ///< mode a: also these direct algorithms by name
   std::vector<std::string> directImages; ///< --direct-images: real images for ours against the direct algorithms
   bool                labelMap = true; ///< modes c and e also build the LabelMap
   std::string         series = "all";  ///< all, or one of g1, g4, g16, ones (for profiling one case)

@@ -18,7 +18,7 @@
 #ifndef itkCCADirectAlgorithm_cuh
 #define itkCCADirectAlgorithm_cuh
 
-// The seed papers' other labeling algorithms (issue 28), benchmark-only: each owns its whole pipeline (its
+// The seed papers' other labeling algorithms, benchmark-only: each owns its whole pipeline (its
 // kernels on the pixels, not the engine's runs) in a file of its own (itkCCADirect<Name>.cu) and registers
 // itself by name; itkCCADirectAlgorithms.cu holds the registry, the raster-order relabel they share, and the
 // timed runner behind BenchmarkDirectAlgorithm() (itkCCABenchmark.h).

@@ -15,7 +15,7 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Mode i of examples/CudaConnectedComponentAnalysisBenchmark: intensity statistics (issue 23) through the filter's
+// Mode i of examples/CudaConnectedComponentAnalysisBenchmark: intensity statistics through the filter's
 // Update(), a feature image beside the input, against ITK's ConnectedComponentImageFilter →
 // LabelImageToStatisticsLabelMapFilter in the same run.
 #include "CudaConnectedComponentAnalysisBenchmarkImages.h"

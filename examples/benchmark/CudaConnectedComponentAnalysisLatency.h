@@ -34,7 +34,7 @@ struct LatencyOptions
   unsigned              batchSide = 256;    ///< ... of this side
 };
 
-/** Issue 29's table: blobs of 4-pixel cells at 40 % density, face connectivity, uint8 in, uint32 labels out,
+/** The per-call table: blobs of 4-pixel cells at 40 % density, face connectivity, uint8 in, uint32 labels out,
  * one image per call, the same pixels for every row. Rows: the engine facade (labels + the basic columns,
  * host in/out) on the CUDA engine, the CPU engine and the automatic backend, with its stages (analysis,
  * columns, labels); the filter made new per call, as a user's script does, with the label image alone, the

@@ -217,7 +217,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
     }
     else
     {
-      AddSums(pieces[id], m_Sums[static_cast<std::size_t>(m_MergedOf[id])]);
+      AddComponentSums(pieces[id], m_Sums[static_cast<std::size_t>(m_MergedOf[id])]);
     }
   }
   m_Analyzed = true;
