@@ -5,6 +5,7 @@ each build in its own process, compared by SHA-256 of the arrays' bytes. Columns
 compared.
 
 usage: scripts/compare-builds.py SITE_A SITE_B [--backends cpu,cuda] [--cupy]
+       (--cupy: CuPy arrays in and out, which take the CUDA engine: --backends cuda)
        (SITE_*: a folder holding an installed cudacca, e.g. pip install --target SITE wheel)
 """
 import argparse
@@ -77,8 +78,11 @@ def main():
         env = dict(os.environ, PYTHONPATH=os.path.abspath(site))
         command = [sys.executable, os.path.abspath(__file__), "--dump", "--backends", args.backends]
         command += ["--cupy"] if args.cupy else []
-        text = subprocess.run(command, env=env, check=True, capture_output=True, text=True, cwd="/tmp").stdout
-        results.append(json.loads(text))
+        run = subprocess.run(command, env=env, capture_output=True, text=True, cwd="/tmp")
+        if run.returncode != 0:
+            print(f"{site}: the dump failed:\n{run.stderr[-3000:]}")
+            return 2
+        results.append(json.loads(run.stdout))
     a, b = results
     compared = differ = 0
     only = set()
