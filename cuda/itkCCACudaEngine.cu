@@ -26,6 +26,7 @@
 #include "itkCCARunGrouping.cuh"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
+#include "itkCCANeighborRows.h"
 
 #include <cstring>
 #include <cub/device/device_scan.cuh>
@@ -320,24 +321,19 @@ CudaEngine::MakeDeviceRuns(const Request & request, std::uint32_t numRuns) const
   runs.row = m_RunRow.As<std::uint32_t>();
   runs.count = numRuns;
   runs.geometry = m_Geometry;
-  // The preceding rows a run can touch: (y-1, z) and, in 3D, (y, z-1), plus with full connectivity the
-  // rows (y-1, z-1) and (y+1, z-1); x-overlap is widened by one there (MergeRunsKernel).
+  // The preceding rows a run can touch and whether their x-overlap is widened by one (MergeRunsKernel): the
+  // connectivity's rows, as the CPU engine takes them. A 3-D image of one plane has none along z.
+  NeighborRowOffset offsets[4];
+  const unsigned    count =
+    PrecedingNeighborRowOffsets(request.connectivity, request.size[2] > 1 ? 3u : std::min(request.dimension, 2u), offsets);
   NeighborRows & n = runs.neighbors;
-  n.fullyConnected = request.fullyConnected;
-  auto add = [&n](int dy, int dz) {
-    n.dy[n.count] = dy;
-    n.dz[n.count] = dz;
-    ++n.count;
-  };
-  add(-1, 0);
-  if (request.size[2] > 1)
+  n.count = 0;
+  for (unsigned o = 0; o < count; ++o)
   {
-    add(0, -1);
-    if (request.fullyConnected)
-    {
-      add(-1, -1);
-      add(+1, -1);
-    }
+    n.dy[n.count] = offsets[o].dy;
+    n.dz[n.count] = offsets[o].dz;
+    n.widened[n.count] = offsets[o].widening != 0;
+    ++n.count;
   }
   runs.stream = m_Stream;
   runs.multiprocessors = m_Properties.multiProcessorCount;

@@ -277,7 +277,7 @@ CudaEngine::SmallImageGraphKey(const Request & request, unsigned blocks, std::ui
            g.batchExtent,
            capacity,
            static_cast<std::uint64_t>(request.inputKind),
-           request.fullyConnected,
+           request.connectivity.maxNonZero,
            request.computeShapeSums,
            request.computePerimeter,
            blocks,

@@ -43,7 +43,7 @@ struct NeighborRows
   int  count;
   int  dy[4];
   int  dz[4];
-  bool fullyConnected;
+  bool widened[4]; ///< that row's x-neighbors join too (PrecedingNeighborRowOffsets)
 };
 
 /** The plain union of two runs' sets. */
@@ -102,7 +102,8 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
       const std::uint32_t nWord =
         (static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow;
       const RowWord nbr = LoadRowWord(bits, nWord, wordInRow, g.wordsPerRow, breaks);
-      if ((nbr.bits | (neighbors.fullyConnected ? (nbr.prevBit | (nbr.nextBit << 31)) : 0u)) == 0)
+      const bool widened = neighbors.widened[n];
+      if ((nbr.bits | (widened ? (nbr.prevBit | (nbr.nextBit << 31)) : 0u)) == 0)
       {
         continue;
       }
@@ -114,7 +115,7 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
         const unsigned b = __ffs(overlap) - 1u;
         uniteOfEqualValue(RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
       }
-      if (neighbors.fullyConnected)
+      if (widened)
       {
         // current run ends at x, neighbor run starts at x+1: that run is the next one after all
         // neighbor starts at or before x. (Binary input: the neighbor's x is background. Multi-label input:

@@ -190,7 +190,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     request.size[d] = region.GetSize(d);
   }
-  request.fullyConnected = m_FullyConnected;
+  request.connectivity = cca::Connectivity::FromFullyConnected(m_FullyConnected);
   request.input = input->GetBufferPointer();
   request.inputKind = cca::ScalarKindOf<InputPixelType>();
 

@@ -148,7 +148,7 @@ RunCase(const Case & k, Backend backend, std::uint32_t seed)
   r.dimension = D;
   r.size = k.imageSize;
   r.size[slowest] *= k.images;
-  r.fullyConnected = k.fully;
+  r.connectivity = itk::cca::Connectivity::FromFullyConnected(k.fully);
   r.input = stack.data();
   r.hostFeatures = false;
   r.batchExtent = extent;

@@ -295,7 +295,7 @@ Variants()
         cca::Request request;
         request.dimension = dimension;
         request.size = size;
-        request.fullyConnected = fully;
+        request.connectivity = itk::cca::Connectivity::FromFullyConnected(fully);
         request.input = pixels;
         const EngineResult reference = RunEngine(*engine, request, cca::FeatureAlgorithm::ConflictDetection);
         for (auto algorithm : { cca::FeatureAlgorithm::PixelAtomics,

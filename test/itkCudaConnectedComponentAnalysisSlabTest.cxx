@@ -109,7 +109,7 @@ MakeRequest(const Image & image, bool fully)
   cca::Request r;
   r.dimension = image.dimension;
   r.size = image.size;
-  r.fullyConnected = fully;
+  r.connectivity = itk::cca::Connectivity::FromFullyConnected(fully);
   r.input = image.pixels.data();
   r.mask = image.mask.empty() ? nullptr : image.mask.data();
   r.computeShapeSums = true;

@@ -239,7 +239,7 @@ Benchmark(int argc, char * argv[])
       {
         itk::cca::Request request;
         request.size = { { opt.size, opt.size, 1 } };
-        request.fullyConnected = fully;
+        request.connectivity = itk::cca::Connectivity::FromFullyConnected(fully);
         request.input = image->GetBufferPointer();
         request.inputKind = itk::cca::ScalarKind::UInt8;
         const auto t = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);

@@ -72,7 +72,7 @@ RunDirectOnImages(const std::vector<std::string> & files, const std::vector<std:
     {
       itk::cca::Request request;
       request.size = { { width, height, 1 } };
-      request.fullyConnected = fully;
+      request.connectivity = itk::cca::Connectivity::FromFullyConnected(fully);
       request.input = binary.data();
       request.inputKind = itk::cca::ScalarKind::UInt8;
       const auto        t = itk::cca::BenchmarkCudaDeviceResident(request, 0, warmup, runs);

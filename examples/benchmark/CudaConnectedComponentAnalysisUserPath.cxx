@@ -240,7 +240,7 @@ RunDimension(const UserPathOptions & o, bool gpu, const itk::cca::TransferRates 
           itk::cca::Request request;
           request.dimension = D;
           request.size = { { side, side, D > 2 ? side : 1 } };
-          request.fullyConnected = fully;
+          request.connectivity = itk::cca::Connectivity::FromFullyConnected(fully);
           request.input = image->GetBufferPointer();
           request.inputKind = itk::cca::ScalarKind::UInt8;
           const auto   resident = itk::cca::BenchmarkCudaDeviceResident(request, 0, o.warmup, std::max(3, o.runs));

@@ -38,9 +38,9 @@ def _host(array):
     return array.get() if _is_cupy(array) else np.asarray(array)
 
 
-def _label_chunk(label_in_memory, chunk, fully, background, backend, device, threads, multilabel=False):
+def _label_chunk(label_in_memory, chunk, connectivity, background, backend, device, threads, multilabel=False):
     """label() of one chunk: a CuPy chunk on its GPU, where it is; anything else as a numpy array."""
-    return label_in_memory(chunk if _is_cupy(chunk) else np.asarray(chunk), connectivity="full" if fully else "face",
+    return label_in_memory(chunk if _is_cupy(chunk) else np.asarray(chunk), connectivity=connectivity,
                            background=background, return_table=True, backend=backend, device=device, threads=threads,
                            multilabel=multilabel)
 
@@ -101,11 +101,12 @@ def _first_pixels_gpu(labels, k):
         return first.get().astype(np.int64)
 
 
-def _chunk_summary(label_in_memory, chunk, start, fully, background, backend, device, threads, multilabel=False):
+def _chunk_summary(label_in_memory, chunk, start, connectivity, background, backend, device, threads,
+                   multilabel=False):
     """Step 1 for one chunk at `start` (its first index per axis): count, first pixels (global raster index),
     pixel counts, global index sums and bounding boxes (array axis order), its labels on its faces, and with
     multi-label input each component's class."""
-    labels, table = _label_chunk(label_in_memory, chunk, fully, background, backend, device, threads, multilabel)
+    labels, table = _label_chunk(label_in_memory, chunk, connectivity, background, backend, device, threads, multilabel)
     table = {name: _host(column) for name, column in table.items()}  # K rows: small next to the chunk
     k = len(table["label"])
     d = labels.ndim
@@ -130,10 +131,11 @@ def _chunk_summary(label_in_memory, chunk, start, fully, background, backend, de
     return summary
 
 
-def _relabel_chunk(label_in_memory, chunk, fully, background, backend, device, threads, table, multilabel=False):
+def _relabel_chunk(label_in_memory, chunk, connectivity, background, backend, device, threads, table,
+                   multilabel=False):
     """Step 3 for one chunk: its labels again, through its chunk's table (final label, or with class_values the
     class, per chunk label)."""
-    labels, _ = _label_chunk(label_in_memory, chunk, fully, background, backend, device, threads, multilabel)
+    labels, _ = _label_chunk(label_in_memory, chunk, connectivity, background, backend, device, threads, multilabel)
     if _is_cupy(labels):
         import cupy
 
@@ -152,10 +154,11 @@ def _face_plane(faces, shape):
     return np.block(blocks.tolist()) if blocks.ndim > 0 else blocks[()]
 
 
-def _boundary_pairs(before_faces, after_faces, shape, fully):
+def _boundary_pairs(before_faces, after_faces, shape, connectivity):
     """The coded label pairs that touch across one chunk boundary, each once (a Dask task: the faces stay on the
     workers, only the pairs reach the caller)."""
-    return _unique_pairs(_touching_pairs(_face_plane(before_faces, shape), _face_plane(after_faces, shape), fully))
+    return _unique_pairs(_touching_pairs(_face_plane(before_faces, shape), _face_plane(after_faces, shape),
+                                         connectivity))
 
 
 def _unique_pairs(pairs):
@@ -175,11 +178,14 @@ def _without_faces(summary):
     return {k: v for k, v in summary.items() if k != "faces"}
 
 
-def _touching_pairs(before, after, fully):
+def _touching_pairs(before, after, connectivity):
     """Pairs of (global) labels that touch across a boundary: `before` is the plane just before it, `after` the
     plane just after it, both over the whole array."""
     pairs = []
-    shifts = itertools.product((-1, 0, 1), repeat=before.ndim) if fully else [(0,) * before.ndim]
+    # The pixels across that the connectivity (the most non-zero offset components) joins: the one straight across
+    # (one), and its neighbors in the plane where they add no more than it allows.
+    shifts = [s for s in itertools.product((-1, 0, 1), repeat=before.ndim)
+              if 1 + sum(v != 0 for v in s) <= connectivity]
     for shift in shifts:
         a_slices, b_slices = [], []
         for s, size in zip(shift, before.shape):
@@ -198,7 +204,7 @@ def _touching_pairs(before, after, fully):
     return np.concatenate(pairs, axis=1) if pairs else np.zeros((2, 0), np.int64)
 
 
-def label(image, *, fully, background, min_size, min_physical_size, keep, sort, spacing, return_table, dtype,
+def label(image, *, connectivity, background, min_size, min_physical_size, keep, sort, spacing, return_table, dtype,
           backend, device, threads, multilabel=False, per_class=False, class_values=False, label_in_memory):
     """cudacca.label() for a Dask array (see _label.label for the arguments). `label_in_memory` is cudacca.label
     itself, which labels each chunk (passed in, so that this module imports nothing of _label.py)."""
@@ -224,7 +230,7 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     if multilabel and np.dtype(image.dtype).kind not in "iub":
         raise ValueError(f"multilabel: the classes must be integers, not {image.dtype}")
     if image.size == 0:
-        return label_in_memory(np.asarray(image), connectivity="full" if fully else "face", return_table=return_table,
+        return label_in_memory(np.asarray(image), connectivity=connectivity, return_table=return_table,
                             multilabel=multilabel)
     if any(0 in c for c in image.chunks):  # empty chunks would separate the layers around them
         image = image.rechunk(tuple(tuple(s for s in c if s) for c in image.chunks))
@@ -232,7 +238,7 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     grid = image.to_delayed()
     locations = list(itertools.product(*(range(len(c)) for c in image.chunks)))
     full = {loc: dask.delayed(_chunk_summary)(label_in_memory, grid[loc],
-                                              tuple(int(starts[a][loc[a]]) for a in range(d)), fully, background,
+                                              tuple(int(starts[a][loc[a]]) for a in range(d)), connectivity, background,
                                               backend, device, threads, multilabel)
             for loc in locations}
     number = {loc: i for i, loc in enumerate(locations)}
@@ -254,7 +260,7 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
         for index in range(len(image.chunks[axis]) - 1):
             before, shape = layer_faces(axis, index, 1)
             after, _ = layer_faces(axis, index + 1, 0)
-            boundaries.append(dask.delayed(_boundary_pairs)(before, after, shape, fully))
+            boundaries.append(dask.delayed(_boundary_pairs)(before, after, shape, connectivity))
     small = [dask.delayed(_without_faces)(full[loc]) for loc in locations]
     small, boundaries = dask.compute(small, boundaries)
     summaries = dict(zip(locations, small))
@@ -352,7 +358,7 @@ def label(image, *, fully, background, min_size, min_physical_size, keep, sort, 
     # Each chunk's task carries its own table only.
     blocks = np.empty(grid.shape, dtype=object)
     for loc in locations:
-        task = dask.delayed(_relabel_chunk)(label_in_memory, grid[loc], fully, background, backend, device, threads,
+        task = dask.delayed(_relabel_chunk)(label_in_memory, grid[loc], connectivity, background, backend, device, threads,
                                             tables[loc], multilabel)
         blocks[loc] = da.from_delayed(task, shape=tuple(image.chunks[a][loc[a]] for a in range(d)), dtype=label_dtype,
                                       meta=meta)

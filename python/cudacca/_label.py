@@ -12,7 +12,9 @@ from . import _arrays, _core, _dask, _table
 
 _local = threading.local()
 
-_CONNECTIVITY = {1: {1: False, 2: True}, 2: {1: False, 4: False, 2: True, 8: True}, 3: {1: False, 6: False, 3: True, 26: True}}
+#: The connectivities users name (scikit-image's 1 .. ndim, cc3d's neighbor counts) as the engines' value: the most
+#: non-zero components of a joining neighbor's offset.
+_CONNECTIVITY = {1: {1: 1, 2: 1}, 2: {1: 1, 4: 1, 2: 2, 8: 2}, 3: {1: 1, 6: 1, 3: 3, 26: 3}}
 
 
 @atexit.register
@@ -28,12 +30,12 @@ def _analysis():
     return a
 
 
-def _analyze(analysis, inp, image, mask, fully, backend, device, threads, min_size, min_physical_size, keep, sort,
+def _analyze(analysis, inp, image, mask, connectivity, backend, device, threads, min_size, min_physical_size, keep, sort,
              pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0, multilabel=False, per_class=False,
              class_values=False, intensity=None):
     """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
-    count = analysis.run(image, mask, fully, backend, int(device), int(threads), int(min_size),
+    count = analysis.run(image, mask, int(connectivity), backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
                          bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget), bool(multilabel),
                          bool(per_class), bool(class_values), intensity)
@@ -64,12 +66,14 @@ def _non_negative(value, name):
     return value
 
 
-def _fully_connected(connectivity, ndim):
+def _connectivity(connectivity, ndim):
+    """The engines' connectivity: the most non-zero components a joining neighbor's offset has (1: face neighbors,
+    ndim: all neighbors), from scikit-image's or cc3d's number or 'face' / 'full'."""
     if connectivity is None:
-        return False
+        return 1
     if isinstance(connectivity, str):
         if connectivity in ("face", "full"):
-            return connectivity == "full"
+            return ndim if connectivity == "full" else 1
         raise ValueError("connectivity: 'face', 'full', 1 .. ndim (scikit-image) or 4/8, 6/26 (cc3d)")
     table = _CONNECTIVITY[ndim]
     if connectivity not in table:
@@ -206,13 +210,13 @@ def label(
             raise ValueError(f"image: {image.ndim}-D; cudacca labels 1-D, 2-D and 3-D arrays")
         if mask is not None or properties not in (None, "basic"):
             raise ValueError("a Dask array takes no mask, and its table has the basic columns only (properties='basic')")
-        return _dask.label(image, fully=_fully_connected(connectivity, image.ndim), background=background,
+        return _dask.label(image, connectivity=_connectivity(connectivity, image.ndim), background=background,
                            min_size=int(min_size), min_physical_size=float(min_physical_size),
                            keep=keep, sort=bool(sort), spacing=spacing, return_table=return_table,
                            dtype=dtype, backend=backend, device=device, threads=threads, multilabel=multilabel,
                            per_class=per_class, class_values=class_values, label_in_memory=label)
     inp = _arrays.as_input(image, "image")
-    fully = _fully_connected(connectivity, inp.ndim)
+    neighbors = _connectivity(connectivity, inp.ndim)
     mask_input = _companion(mask, "mask", inp)
     if inp.device >= 0 and backend == "cpu":
         raise ValueError(
@@ -230,7 +234,7 @@ def label(
     # Kept to the end: an image analyzed in slabs is read again while its labels are written.
     objects = _arrays.foreground(inp, background)
     count = _analyze(analysis, inp, objects,
-                     mask_input.array if mask_input is not None else None, fully, backend, device, threads,
+                     mask_input.array if mask_input is not None else None, neighbors, backend, device, threads,
                      min_size, min_physical_size, keep, sort, pixel_volume,
                      _table.needs_shape_sums(names), _table.needs_perimeter(names),
                      memory_budget=_non_negative(memory_budget, "memory_budget"), multilabel=multilabel,

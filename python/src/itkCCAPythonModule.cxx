@@ -144,7 +144,7 @@ class Analysis
 {
 public:
   std::uint64_t
-  Run(const Array & image, const std::optional<Array> & mask, bool fullyConnected, const std::string & backendName,
+  Run(const Array & image, const std::optional<Array> & mask, unsigned connectivity, const std::string & backendName,
       int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
       double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent,
       std::uint64_t memoryBudget, bool multiLabel, bool perClass, bool classValues,
@@ -213,7 +213,7 @@ public:
       r.feature = intensity->data();
       r.featureKind = KindOf(intensity->dtype(), "intensity");
     }
-    r.fullyConnected = fullyConnected;
+    r.connectivity = itk::cca::Connectivity{ connectivity };
     r.postProcessing.minimumObjectSize = minSize;
     r.postProcessing.minimumPhysicalSize = minPhysicalSize;
     r.postProcessing.numberOfObjectsToKeep = keep;
@@ -476,7 +476,7 @@ NB_MODULE(_core, m)
          &Analysis::Run,
          nb::arg("image"),
          nb::arg("mask").none(),
-         nb::arg("fully_connected"),
+         nb::arg("connectivity"),
          nb::arg("backend"),
          nb::arg("device"),
          nb::arg("threads"),

@@ -36,6 +36,11 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
   {
     throw Error("image dimension " + std::to_string(request.dimension) + " is not supported (1 to 3)");
   }
+  if (request.connectivity.maxNonZero < 1 || request.connectivity.maxNonZero > MaxDimension)
+  {
+    throw Error("connectivity of " + std::to_string(request.connectivity.maxNonZero) +
+                " non-zero offset components is not one (1: face, 2: face and edge, 3: all neighbors)");
+  }
   std::uint64_t numberOfPixels = 1;
   for (unsigned d = 0; d < MaxDimension; ++d)
   {

@@ -90,7 +90,7 @@ CPUEngine::Analyze(const Request & request)
   m_Size = request.size;
   m_Dimension = request.dimension;
   m_NumberOfRows = request.size[1] * request.size[2];
-  m_FullyConnected = request.fullyConnected;
+  m_NumberOfNeighborOffsets = PrecedingNeighborRowOffsets(request.connectivity, request.dimension, m_NeighborOffsets);
   m_MultiLabel = request.multiLabel;
   m_BatchExtent = request.batchExtent;
   m_ComputeShapeSums = request.computeShapeSums;

@@ -137,7 +137,7 @@ private:
   FindAndUniteRunsWithinBlocks(const Request & request);
 
   /** One block of FindAndUniteRunsWithinBlocks(); scanRow(offset, length, runs) scans one row,
-   * uniteRows(current, row, neighbor, neighborRow, parent) unites its runs with those of a preceding row. */
+   * uniteRows(current, row, neighbor, neighborRow, widening, parent) unites its runs with those of a preceding row. */
   template <typename TScanRow, typename TUniteRows>
   void
   ScanBlock(RowBlock & block, const TScanRow & scanRow, const TUniteRows & uniteRows);
@@ -227,7 +227,8 @@ private:
   std::array<std::uint64_t, MaxDimension> m_Size{ { 1, 1, 1 } };
   unsigned                                m_Dimension = 2;
   std::uint64_t                           m_NumberOfRows = 0;
-  bool                                    m_FullyConnected = false;
+  NeighborRowOffset                       m_NeighborOffsets[4]; ///< the rows the connectivity joins
+  unsigned                                m_NumberOfNeighborOffsets = 0;
   bool                                    m_MultiLabel = false; ///< Request::multiLabel of the analysis
   std::uint64_t                           m_BatchExtent = 0; ///< Request::batchExtent of the analysis
   bool                                    m_ComputeShapeSums = false;

@@ -51,6 +51,7 @@ CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow, const TUniteRow
   block.foreignFeatures.clear();
 
   std::uint64_t neighbors[4];
+  std::uint64_t widenings[4];
   std::uint64_t y = block.firstRow % ySize;
   for (std::uint64_t row = block.firstRow; row < block.endRow; ++row, y = (y + 1 == ySize) ? 0 : y + 1)
   {
@@ -72,8 +73,8 @@ CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow, const TUniteRow
     }
 
     const RowRuns  current{ block.runs.Data() + first, first, count };
-    const unsigned numberOfNeighbors =
-      PrecedingNeighborRows(row, y, ySize, m_FullyConnected, neighbors, m_BatchExtent, m_Dimension);
+    const unsigned numberOfNeighbors = PrecedingNeighborRows(
+      row, y, ySize, m_NeighborOffsets, m_NumberOfNeighborOffsets, neighbors, widenings, m_BatchExtent, m_Dimension);
     for (unsigned i = 0; i < numberOfNeighbors; ++i)
     {
       const std::uint64_t neighborRow = neighbors[i];
@@ -84,7 +85,7 @@ CPUEngine::ScanBlock(RowBlock & block, const TScanRow & scanRow, const TUniteRow
         const RowRuns       neighbor{ block.runs.Data() + neighborFirst,
                                 neighborFirst,
                                 m_RowStart[neighborRow + 1] - neighborFirst };
-        uniteRows(current, row, neighbor, neighborRow, parent);
+        uniteRows(current, row, neighbor, neighborRow, widenings[i], parent);
       }
     }
   }
@@ -98,12 +99,12 @@ CPUEngine::DispatchRowPass(const Request & request, const TFunction & function) 
     using InputPixelType = decltype(inputTag);
     const auto *        input = static_cast<const InputPixelType *>(request.input);
     const std::uint64_t rowLength = m_Size[0];
-    const std::uint64_t widening = m_FullyConnected ? 1 : 0;
     const bool          multiLabel = m_MultiLabel;
-    // Rows unite by overlap alone, or, with multi-label input, where their values are equal as well.
-    auto uniteRows = [input, rowLength, widening, multiLabel](const RowRuns & current, std::uint64_t row,
-                                                              const RowRuns & neighbor, std::uint64_t neighborRow,
-                                                              std::uint64_t * parent) {
+    // Rows unite by overlap (widened by `widening` where the connectivity joins x-neighbors), or, with multi-label
+    // input, where their values are equal as well.
+    auto uniteRows = [input, rowLength, multiLabel](const RowRuns & current, std::uint64_t row,
+                                                    const RowRuns & neighbor, std::uint64_t neighborRow,
+                                                    std::uint64_t widening, std::uint64_t * parent) {
       if (multiLabel)
       {
         UniteRowsOfEqualValue(
@@ -191,6 +192,7 @@ CPUEngine::UniteAcrossBlocks(const Request & request)
   const std::uint64_t ySize = m_Size[1];
   DispatchRowPass(request, [&](const auto *, const auto *, const auto & uniteRows) {
     std::uint64_t neighbors[4];
+    std::uint64_t widenings[4];
     for (std::size_t b = 1; b < m_Blocks.size(); ++b)
     {
       const RowBlock &    block = m_Blocks[b];
@@ -202,15 +204,16 @@ CPUEngine::UniteAcrossBlocks(const Request & request)
         {
           continue;
         }
-        const unsigned numberOfNeighbors =
-          PrecedingNeighborRows(row, row % ySize, ySize, m_FullyConnected, neighbors, m_BatchExtent, m_Dimension);
+        const unsigned numberOfNeighbors = PrecedingNeighborRows(row, row % ySize, ySize, m_NeighborOffsets,
+                                                                 m_NumberOfNeighborOffsets, neighbors, widenings,
+                                                                 m_BatchExtent, m_Dimension);
         for (unsigned i = 0; i < numberOfNeighbors; ++i)
         {
           const std::uint64_t neighborRow = neighbors[i];
           if (neighborRow < block.firstRow)
           {
-            uniteRows(
-              current, row, RunsOfRow(m_Blocks[BlockOfRow(neighborRow)], neighborRow), neighborRow, m_Parent.Data());
+            uniteRows(current, row, RunsOfRow(m_Blocks[BlockOfRow(neighborRow)], neighborRow), neighborRow,
+                      widenings[i], m_Parent.Data());
           }
         }
       }

@@ -27,6 +27,7 @@
 // inline functions and templates, so that the engine's stages inline them.
 
 #include "itkCCAEngine.h"
+#include "itkCCANeighborRows.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -386,38 +387,32 @@ UniteRowsOfEqualValue(const RowRuns & current, const TInput * currentRow, const 
   }
 }
 
-/** The rows adjacent to `row` that precede it in raster order (the half neighborhood, so that
- * each pair of rows is compared once); returns their number. Row r is (y, z) = (r % ySize,
- * r / ySize); the caller passes y, which it tracks without a division per row. Face neighbors
- * are (y-1, z) and (y, z-1); fully connected adds (y-1, z-1) and (y+1, z-1). In 2-D only (y-1)
- * exists, in 1-D none. In a batch (Request::batchExtent, `dimension` the image's), the first row
- * (2-D) or slice (3-D) of each image has none in the image before it. */
+/** The rows of `offsets` (PrecedingNeighborRowOffsets(), the half neighborhood the connectivity joins) that exist
+ * for `row`, with their x-widening; returns their number. Row r is (y, z) = (r % ySize, r / ySize); the caller
+ * passes y, which it tracks without a division per row. In a batch (Request::batchExtent, `dimension` the image's),
+ * the first row (2-D) or slice (3-D) of each image has none in the image before it. */
 inline unsigned
-PrecedingNeighborRows(std::uint64_t row, std::uint64_t y, std::uint64_t ySize, bool fullyConnected,
-                      std::uint64_t neighbors[4], std::uint64_t batchExtent = 0, unsigned dimension = 2)
+PrecedingNeighborRows(std::uint64_t row, std::uint64_t y, std::uint64_t ySize, const NeighborRowOffset * offsets,
+                      unsigned numberOfOffsets, std::uint64_t neighbors[4], std::uint64_t widenings[4],
+                      std::uint64_t batchExtent = 0, unsigned dimension = 2)
 {
   unsigned count = 0;
   // Only a batch of 3-D images pays a division per row (its slice).
   const bool firstOfImage =
     batchExtent != 0 && (dimension == 2 ? y % batchExtent == 0 : (row / ySize) % batchExtent == 0);
-  if (y > 0 && !(firstOfImage && dimension == 2))
+  for (unsigned o = 0; o < numberOfOffsets; ++o)
   {
-    neighbors[count++] = row - 1;
-  }
-  if (row >= ySize && !(firstOfImage && dimension == 3))
-  {
-    const std::uint64_t below = row - ySize;
-    neighbors[count++] = below;
-    if (fullyConnected)
+    const NeighborRowOffset & offset = offsets[o];
+    const bool                yInside = offset.dy < 0 ? y > 0 : (offset.dy == 0 || y + 1 < ySize);
+    const bool                zInside = offset.dz == 0 || row >= ySize;
+    // A batch: the rows before an image's first row (2-D) or slice (3-D) belong to the image before it.
+    const bool otherImage = firstOfImage && (dimension == 2 ? offset.dy != 0 : offset.dz != 0);
+    if (yInside && zInside && !otherImage)
     {
-      if (y > 0)
-      {
-        neighbors[count++] = below - 1;
-      }
-      if (y + 1 < ySize)
-      {
-        neighbors[count++] = below + 1;
-      }
+      neighbors[count] = row + static_cast<std::uint64_t>(static_cast<std::int64_t>(offset.dy)) -
+                         (offset.dz != 0 ? ySize : 0);
+      widenings[count] = offset.widening;
+      ++count;
     }
   }
   return count;

@@ -70,7 +70,7 @@ struct SlabFaces
 {
   SlabPlan                                plan;
   std::array<std::uint64_t, MaxDimension> size{ { 1, 1, 1 } };
-  bool                                    fullyConnected = false;
+  Connectivity                            connectivity;
   std::vector<std::uint64_t>              firstComponent; ///< one more than the slabs
   /** Per slab, the labels (uint32, 1-based, 0 background) of its first and of its last plane, where they
    * touch another slab (empty otherwise). */

@@ -153,11 +153,13 @@ SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
     const std::uint32_t * above = firstPlaneLabels[s + 1].data();
     const std::uint64_t   belowBase = firstComponent[s] - 1;
     const std::uint64_t   aboveBase = firstComponent[s + 1] - 1;
-    // Face-connected: the pixel straight across; fully connected: its 3 (2-D) or 9 (3-D) neighbors there.
-    // Multi-label input: only pieces of one class (value) join.
+    // The pixels across that the connectivity joins: the one straight across (one non-zero offset component),
+    // and its neighbors in the plane where they add no more non-zero components than it allows (fully connected:
+    // all 3 in 2-D, 9 in 3-D). Multi-label input: only pieces of one class (value) join.
     const bool classes = !classOf.empty();
-    ForEachPairAcross(shape, fullyConnected ? 1 : 0, [&](std::uint64_t i, std::uint64_t j, int, int) {
-      if (below[i] != 0 && above[j] != 0 &&
+    ForEachPairAcross(shape, connectivity.IsFace() ? 0 : 1, [&](std::uint64_t i, std::uint64_t j, int dx, int dy) {
+      const unsigned nonZero = 1u + (dx != 0 ? 1u : 0u) + (dy != 0 ? 1u : 0u);
+      if (connectivity.Joins(nonZero) && below[i] != 0 && above[j] != 0 &&
           (!classes || classOf[belowBase + below[i]] == classOf[aboveBase + above[j]]))
       {
         forest.Unite(belowBase + below[i], aboveBase + above[j]);

@@ -295,6 +295,54 @@ struct PostProcessing
   }
 };
 
+/** Which neighbors join: those whose offset has at most `maxNonZero` non-zero components (scikit-image's
+ * `connectivity`). 1: face neighbors (4 in 2-D, 6 in 3-D, ITK's default); 2: also the edge neighbors (8 in 2-D,
+ * 18 in 3-D); 3: every neighbor (26 in 3-D). A value past the image's dimension is full connectivity there. */
+struct Connectivity
+{
+  unsigned maxNonZero = 1;
+
+  static constexpr Connectivity
+  Face()
+  {
+    return Connectivity{ 1 };
+  }
+  /** Every neighbor, whatever the dimension (ITK's FullyConnected). */
+  static constexpr Connectivity
+  Full()
+  {
+    return Connectivity{ MaxDimension };
+  }
+  /** ITK's FullyConnected flag as a connectivity. */
+  static constexpr Connectivity
+  FromFullyConnected(bool fullyConnected)
+  {
+    return fullyConnected ? Full() : Face();
+  }
+  constexpr bool
+  IsFace() const
+  {
+    return maxNonZero <= 1;
+  }
+  /** Every neighbor of a `dimension`-D image joins. */
+  constexpr bool
+  IsFull(unsigned dimension) const
+  {
+    return maxNonZero >= dimension;
+  }
+  /** Whether the neighbor at an offset with `nonZero` non-zero components joins. */
+  constexpr bool
+  Joins(unsigned nonZero) const
+  {
+    return nonZero <= maxNonZero;
+  }
+  bool
+  operator==(const Connectivity & o) const
+  {
+    return maxNonZero == o.maxNonZero;
+  }
+};
+
 /** What to label and measure: a dense image in raster order (x fastest), up to three dimensions, and what is
  * done with its components afterwards. The one request type: the filter fills it, the facade and both
  * engines read it. */
@@ -302,7 +350,7 @@ struct Request
 {
   unsigned                                dimension = 2;
   std::array<std::uint64_t, MaxDimension> size{ { 1, 1, 1 } }; ///< unused dimensions are 1
-  bool                                    fullyConnected = false;
+  Connectivity                            connectivity;                ///< face neighbors unless set
   const void *                            input = nullptr;
   ScalarKind                              inputKind = ScalarKind::UInt8;
   const void *                            mask = nullptr; ///< optional; zero mask pixels are background

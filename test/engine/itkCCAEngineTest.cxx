@@ -18,7 +18,8 @@
 
 // The engines through their facade, with no ITK: labels and per-component sums of random images against a
 // plain flood fill written here (ITK's rule: labels in raster order of each component's first pixel), and the
-// CUDA engine's shape sums against the CPU engine's. Built with the module (CTest: CCAEngineCPU, CCAEngineCUDA)
+// CUDA engine's shape sums against the CPU engine's, at every connectivity the engines' value holds (4 and 8 in 2-D;
+// 6, 18 and 26 in 3-D: 18, face and edge neighbors, is the engines' alone so far). Built with the module (CTest: CCAEngineCPU, CCAEngineCUDA)
 // and alone, ITK-free, from test/engine/CMakeLists.txt, so that a machine without ITK (the GPU machine) builds
 // and runs it with its own compilers.
 //
@@ -52,7 +53,7 @@ struct Reference
 // Breadth-first flood fill from each unlabeled foreground pixel in raster order: component k (1-based) is the
 // k-th first pixel met, as ConnectedComponentImageFilter numbers them.
 Reference
-FloodFill(const std::vector<std::uint8_t> & image, const Size & size, unsigned dimension, bool fullyConnected)
+FloodFill(const std::vector<std::uint8_t> & image, const Size & size, unsigned dimension, unsigned maxNonZero)
 {
   Reference                       r;
   const std::uint64_t             n = size[0] * size[1] * size[2];
@@ -62,7 +63,7 @@ FloodFill(const std::vector<std::uint8_t> & image, const Size & size, unsigned d
       for (int dx = -1; dx <= 1; ++dx)
       {
         const int nonZero = (dx != 0) + (dy != 0) + (dz != 0);
-        if (nonZero == 0 || (dimension == 2 && dz != 0) || (!fullyConnected && nonZero > 1))
+        if (nonZero == 0 || (dimension == 2 && dz != 0) || nonZero > static_cast<int>(maxNonZero))
           continue;
         offsets.push_back({ dx, dy, dz });
       }
@@ -119,12 +120,12 @@ struct Result
 
 Result
 Run(Engine & engine, Engine::Backend backend, const std::vector<std::uint8_t> & image, const Size & size,
-    unsigned dimension, bool fullyConnected)
+    unsigned dimension, unsigned maxNonZero)
 {
   itk::cca::Request request;
   request.dimension = dimension;
   request.size = size;
-  request.fullyConnected = fullyConnected;
+  request.connectivity = itk::cca::Connectivity{ maxNonZero };
   request.input = image.data();
   request.inputKind = itk::cca::ScalarKind::UInt8;
   request.computeShapeSums = true;
@@ -147,12 +148,13 @@ SameBasicSums(const itk::cca::ComponentSums & a, const itk::cca::ComponentSums &
 }
 
 std::string
-Describe(const Size & size, unsigned dimension, bool fullyConnected, double density)
+Describe(const Size & size, unsigned dimension, unsigned maxNonZero, double density)
 {
   std::string s = std::to_string(size[0]) + "x" + std::to_string(size[1]);
   if (dimension == 3)
     s += "x" + std::to_string(size[2]);
-  return s + (fullyConnected ? " full" : " face") + " density " + std::to_string(density);
+  static const char * const names[2][3] = { { "4", "8", "8" }, { "6", "18", "26" } };
+  return s + " " + names[dimension == 3][maxNonZero - 1] + "-connectivity density " + std::to_string(density);
 }
 } // namespace
 
@@ -196,7 +198,7 @@ main(int argc, char * argv[])
   for (const auto & [size, dimension] : shapes)
     for (const double density : densities)
       for (const unsigned granularity : { 1u, 4u })
-        for (const bool fullyConnected : { false, true })
+        for (unsigned maxNonZero = 1; maxNonZero <= std::max(dimension, 2u); ++maxNonZero)
         {
           // One draw per cell of granularity^D pixels; foreground pixels get assorted non-zero values.
           std::vector<std::uint8_t>   image(size[0] * size[1] * size[2]);
@@ -215,12 +217,12 @@ main(int argc, char * argv[])
             image[i] = static_cast<std::uint8_t>(cellOn[cell] ? 1 + i % 250 : 0);
           }
           const std::string name =
-            Describe(size, dimension, fullyConnected, density) + " g" + std::to_string(granularity);
+            Describe(size, dimension, maxNonZero, density) + " g" + std::to_string(granularity);
           ++cases;
           try
           {
-            const Reference expected = FloodFill(image, size, dimension, fullyConnected);
-            const Result    first = Run(engine, backend, image, size, dimension, fullyConnected);
+            const Reference expected = FloodFill(image, size, dimension, maxNonZero);
+            const Result    first = Run(engine, backend, image, size, dimension, maxNonZero);
             bool            ok = first.labels == expected.labels && first.sums.size() == expected.sums.size();
             for (std::size_t k = 0; ok && k < first.sums.size(); ++k)
               ok = SameBasicSums(first.sums[k], expected.sums[k]);
@@ -232,7 +234,7 @@ main(int argc, char * argv[])
             // The same call again on the engine's used buffers: bit-identical.
             for (int r = 1; ok && r < repeats; ++r)
             {
-              const Result again = Run(engine, backend, image, size, dimension, fullyConnected);
+              const Result again = Run(engine, backend, image, size, dimension, maxNonZero);
               if (!(again.labels == first.labels && again.sums == first.sums))
               {
                 std::printf("FAIL %s: run %d differs from the first\n", name.c_str(), r + 1);
@@ -242,7 +244,7 @@ main(int argc, char * argv[])
             // The CUDA engine's shape sums (moments, border counts, perimeter intercepts) equal the CPU engine's.
             if (ok && cuda)
             {
-              const Result cpu = Run(cpuEngine, Engine::Backend::CPU, image, size, dimension, fullyConnected);
+              const Result cpu = Run(cpuEngine, Engine::Backend::CPU, image, size, dimension, maxNonZero);
               if (!(cpu.sums == first.sums))
               {
                 std::printf("FAIL %s: the CUDA engine's shape sums differ from the CPU engine's\n", name.c_str());
