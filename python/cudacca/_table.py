@@ -6,8 +6,8 @@ import numpy as np
 
 from . import _core
 
-#: The attributes the engines measure, defined once in C++ (itkCudaConnectedComponentAnalysisAttributes.h):
-#: (name, group, layout, source, integer, description) in column order.
+#: The attributes the engines measure, defined once in C++ (itkCudaConnectedComponentAnalysisAttributes.h), in column
+#: order: (name, group, layout, integer, needs shape sums, needs perimeter, needs intensity, description).
 ATTRIBUTES = tuple(_core.attributes())
 
 
@@ -22,7 +22,7 @@ BASIC = ("label",) + _names("basic")
 SHAPE = _names("shape")
 
 #: On request only: they read every object's pixels again (ITK computes them only when asked, too).
-ON_REQUEST = tuple(a[0] for a in ATTRIBUTES if a[1] == "on_request" and a[3] not in ("intensity",))
+ON_REQUEST = tuple(a[0] for a in ATTRIBUTES if a[1] == "on_request" and not a[6])
 
 #: Multi-label input (label(multilabel=True)) only: each component's class, the input value of its pixels, in the
 #: input's dtype; added to the table there whatever `properties` says.
@@ -35,18 +35,17 @@ ALL = BASIC + SHAPE
 #: pixel indices of the extremes only by name.
 INTENSITY_DEFAULT = _names("intensity_default")
 INTENSITY = INTENSITY_DEFAULT + _names("intensity")
-INTENSITY_ON_REQUEST = tuple(a[0] for a in ATTRIBUTES if a[1] == "on_request" and a[3] == "intensity")
+INTENSITY_ON_REQUEST = tuple(a[0] for a in ATTRIBUTES if a[1] == "on_request" and a[6])
 
-_PERIMETER = tuple(a[0] for a in ATTRIBUTES if a[3] == "perimeter")
-_SHAPE_SUMS = tuple(a[0] for a in ATTRIBUTES if a[3] in ("shape", "perimeter", "feret_diameter",
-                                                         "oriented_bounding_box"))
+_PERIMETER = tuple(a[0] for a in ATTRIBUTES if a[5])
+_SHAPE_SUMS = tuple(a[0] for a in ATTRIBUTES if a[4])
 
 #: Columns of more than one value (one per axis, or a matrix): always split, name-0 ... (also for 1-D images).
 _VECTOR = tuple(a[0] for a in ATTRIBUTES if a[2] != "scalar")
 _MATRIX = tuple(a[0] for a in ATTRIBUTES if a[2] == "axis_matrix")
 
 #: Integer columns: counts unsigned, indices (bbox, the extremes' pixel indices) signed, as numpy's.
-_INTEGER_DTYPE = {a[0]: (np.uint64 if a[2] == "scalar" else np.int64) for a in ATTRIBUTES if a[4]}
+_INTEGER_DTYPE = {a[0]: (np.uint64 if a[2] == "scalar" else np.int64) for a in ATTRIBUTES if a[3]}
 
 
 def resolve_properties(properties, intensity=False):

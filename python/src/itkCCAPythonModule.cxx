@@ -540,12 +540,11 @@ NB_MODULE(_core, m)
     return nb::make_tuple(components, isFloat, shape);
   });
   // The attributes the table has (itkCudaConnectedComponentAnalysisAttributes.h), in column order: the Python
-  // name, its group, layout and source, whether its values are integers, and its description.
+  // name, its group and layout, whether its values are integers, whether it needs the shape sums, the perimeter
+  // intercepts, an intensity image (the C++ rules, NeedsShapeSums() ...), and its description.
   m.def("attributes", []() {
     static const char * const groups[] = { "basic", "shape", "on_request", "intensity_default", "intensity" };
     static const char * const layouts[] = { "scalar", "per_axis", "per_principal_axis", "bbox", "axis_matrix" };
-    static const char * const sources[] = { "basic",     "shape",     "perimeter",       "feret_diameter",
-                                            "oriented_bounding_box", "intensity", "weighted_moments" };
     std::size_t                                   count = 0;
     const itk::cca::AttributeDefinition * const attributes = itk::cca::Attributes(count);
     nb::list                                      list;
@@ -555,7 +554,8 @@ NB_MODULE(_core, m)
       if (a.pythonName != nullptr)
       {
         list.append(nb::make_tuple(a.pythonName, groups[static_cast<int>(a.group)], layouts[static_cast<int>(a.layout)],
-                                   sources[static_cast<int>(a.source)], a.integer, a.description));
+                                   a.integer, itk::cca::NeedsShapeSums(a), itk::cca::NeedsPerimeter(a),
+                                   itk::cca::NeedsIntensity(a), a.description));
       }
     }
     return list;

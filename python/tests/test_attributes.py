@@ -5,15 +5,14 @@ import numpy as np
 import pytest
 
 import cudacca
-from cudacca import _core, _table
+from cudacca import _table
 from conftest import BACKENDS, random_image
 
 
 def test_names_are_unique_and_grouped():
     names = [a[0] for a in _table.ATTRIBUTES]
     assert len(names) == len(set(names))
-    assert set(_core.attributes()[i][1] for i in range(len(names))) <= {
-        "basic", "shape", "on_request", "intensity_default", "intensity"}
+    assert {a[1] for a in _table.ATTRIBUTES} <= {"basic", "shape", "on_request", "intensity_default", "intensity"}
     # the groups cover every attribute exactly once
     groups = (list(_table.BASIC[1:]) + list(_table.SHAPE) + list(_table.ON_REQUEST) + list(_table.INTENSITY) +
               list(_table.INTENSITY_ON_REQUEST))
@@ -32,7 +31,7 @@ def test_every_attribute_has_its_layout(backend, shape):
     d = len(shape)
     count = len(table["label"])
     expected = ["label"]
-    for name, _, layout, _, integer, _ in _table.ATTRIBUTES:
+    for name, _, layout, integer, *_ in _table.ATTRIBUTES:
         n = {"scalar": 1, "per_axis": d, "per_principal_axis": d, "bbox": 2 * d, "axis_matrix": d * d}[layout]
         columns = ([name] if layout == "scalar" else
                    [f"{name}-{m}-{c}" for m in range(d) for c in range(d)] if layout == "axis_matrix" else
