@@ -33,7 +33,6 @@ if(CCA_WITH_CUDA)
     cuda/itkCCABasicColumns.cu
     cuda/itkCCARunGrouping.cu
     cuda/itkCCAPinnedStaging.cu
-    cuda/itkCCAFeatureVariants.cu
     cuda/itkCCAFeatureVariantConflictDetection.cu
     )
 else()

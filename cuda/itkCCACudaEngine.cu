@@ -66,8 +66,9 @@ ForEachBasicColumn(BasicColumns & columns, const TFunction & f)
 }
 } // namespace
 
-CudaEngine::CudaEngine(int deviceId)
+CudaEngine::CudaEngine(int deviceId, std::unique_ptr<FeatureVariant> variant)
   : m_DeviceId(deviceId)
+  , m_Variant(variant ? std::move(variant) : CreateConflictDetectionVariant())
 {
   const DeviceScope scope(m_DeviceId);
   CCA_CUDA_CHECK(cudaGetDeviceProperties(&m_Properties, m_DeviceId));
@@ -138,9 +139,9 @@ CudaEngine::GetDescription() const
 std::uint64_t
 CudaEngine::Analyze(const Request & request)
 {
-  // Without hostFeatures, the features stay on the device until GetFeatures() asks for rows (once, on the
+  // With keepSumsOnDevice, the features stay on the device until GetFeatures() asks for rows (once, on the
   // caller's thread) or WriteBasicColumns() for columns.
-  return Update(request, request.inputOnDevice, request.hostFeatures);
+  return Update(request, request.inputOnDevice, !request.keepSumsOnDevice);
 }
 
 std::uint64_t
@@ -153,16 +154,16 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   m_Features.clear();
   m_UploadedNewIndex = nullptr;
   ValidateRequest(request, GetMaximumPixels() + 1, "32-bit");
-  FeatureVariant & variant = Variant(request.featureAlgorithm);
-  if (request.feature && request.featureAlgorithm != FeatureAlgorithm::ConflictDetection)
+  FeatureVariant & variant = *m_Variant;
+  if (request.feature && !variant.MeasuresIntensityAndClasses())
   {
-    throw Error(std::string("intensity statistics are computed with FLSL+CD only, not the ") +
-                FeatureAlgorithmName(request.featureAlgorithm) + " variant");
+    throw Error(std::string("intensity statistics are computed with FLSL+CD only, not the ") + variant.Name() +
+                " variant");
   }
-  if (request.multiLabel && request.featureAlgorithm != FeatureAlgorithm::ConflictDetection)
+  if (request.multiLabel && !variant.MeasuresIntensityAndClasses())
   {
-    throw Error(std::string("multi-label input is labeled with FLSL+CD only, not the ") +
-                FeatureAlgorithmName(request.featureAlgorithm) + " variant");
+    throw Error(std::string("multi-label input is labeled with FLSL+CD only, not the ") + variant.Name() +
+                " variant");
   }
   m_FeaturesMeasured = variant.MeasuresFeatures();
   if ((featuresToHost || request.computeShapeSums) && !m_FeaturesMeasured)
@@ -171,8 +172,7 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   }
   if (request.computeShapeSums && !variant.ComputesShapeSums())
   {
-    throw Error(std::string("the ") + FeatureAlgorithmName(request.featureAlgorithm) +
-                " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
+    throw Error(std::string("the ") + variant.Name() + " variant computes the basic features only; the LabelMap's sums need FLSL+CD");
   }
   const DeviceScope scope(m_DeviceId);
   m_CallerStream = onDevice ? request.stream : nullptr;
@@ -669,7 +669,7 @@ CudaEngine::GetWorstCaseBytesPerPixel(const Request & request) const
   // Multi-label input: every pixel a run and a component (neighbors of other values), each with its class, and the
   // value breaks' bitmask.
   const double classes = request.multiLabel ? 8.0 : 0.0;
-  const double perComponent = sums + 8.0 + (request.hostFeatures ? 0.0 : 11 * 8.0) + classes;
+  const double perComponent = sums + 8.0 + (request.keepSumsOnDevice ? 11 * 8.0 : 0.0) + classes;
   const double perRun = 5 * 4.0 + 8 * 4.0 + classes;
   const double runsPerPixel = request.multiLabel ? 1.0 : 0.5;
   return pixels + (request.multiLabel ? 0.125 : 0.0) + (perRun + perComponent) * runsPerPixel + 8.0;
@@ -787,17 +787,6 @@ CudaEngine::ExportLines(const LineLayout & layout, const RunSelection & selectio
       lines.firstLine[k] = m_HostFirstRun[k];
     }
   });
-}
-
-FeatureVariant &
-CudaEngine::Variant(FeatureAlgorithm algorithm)
-{
-  auto & slot = m_Variants.at(static_cast<std::size_t>(algorithm));
-  if (!slot)
-  {
-    slot = CreateFeatureVariant(algorithm);
-  }
-  return *slot;
 }
 
 void

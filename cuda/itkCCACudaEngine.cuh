@@ -27,6 +27,7 @@
 #include "itkCCARunGrouping.cuh"
 #include "itkCCAEngine.h"
 #include "itkCCAFeatureVariant.cuh"
+#include "itkCCAHostMemory.h"
 #include "itkCCAPinnedStaging.cuh"
 
 #include <array>
@@ -45,7 +46,8 @@ namespace cuda
 class CudaEngine final : public Engine
 {
 public:
-  explicit CudaEngine(int deviceId);
+  /** The engine on `deviceId`, with `variant`'s feature stage (the research library's; nullptr: FLSL+CD). */
+  explicit CudaEngine(int deviceId, std::unique_ptr<FeatureVariant> variant = nullptr);
   ~CudaEngine() override;
 
   std::string
@@ -139,8 +141,6 @@ private:
   WriteBasicColumnsFromHost(const BasicGeometry & geometry, const BasicColumns & columns,
                             const std::uint64_t * newIndex);
 
-  FeatureVariant &
-  Variant(FeatureAlgorithm algorithm);
   void
   ExclusiveScan(std::uint32_t * data, std::uint64_t count);
   std::uint32_t
@@ -164,7 +164,7 @@ private:
   cudaEvent_t                                    m_CallerReady = nullptr;   ///< Request::stream's work done
   void *                                         m_CallerStream = nullptr;  ///< the last device request's stream
   mutable std::mutex                             m_FeaturesMutex;
-  std::array<std::unique_ptr<FeatureVariant>, NumberOfFeatureAlgorithms> m_Variants;
+  std::unique_ptr<FeatureVariant>                m_Variant;
 
   DeviceBuffer m_Pixels, m_Bits, m_FirstRun, m_RunBegin, m_RunEnd, m_RunRow, m_Parent, m_RootLabel, m_ScanTemp,
     m_FeatureSums, m_FeatureBoxes, m_NewIndex, m_Labels, m_Columns;
@@ -192,9 +192,9 @@ private:
   bool                       m_ShapeSums = false; ///< the last analysis accumulated the shape sums
   bool                       m_FeaturesMeasured = true; ///< false after the labels-only variant
   /// Host copies of device arrays, kept between calls (no zero-filling of fresh memory each time).
-  std::vector<unsigned long long, UninitializedAllocator<unsigned long long>> m_HostSums;
-  std::vector<long long, UninitializedAllocator<long long>>                   m_HostClasses;
-  std::vector<std::uint32_t, UninitializedAllocator<std::uint32_t>> m_HostBoxes, m_HostRunBegin, m_HostRunLength,
+  UninitializedVector<unsigned long long> m_HostSums;
+  UninitializedVector<long long> m_HostClasses;
+  UninitializedVector<std::uint32_t> m_HostBoxes, m_HostRunBegin, m_HostRunLength,
     m_HostRunRow, m_HostFirstRun;
   RunGroupingBuffers m_RunGrouping;
   IntensityBuffers   m_IntensityBuffers;

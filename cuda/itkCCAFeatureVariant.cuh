@@ -20,8 +20,8 @@
 
 // The feature stage of the CUDA engine as a strategy: how the runs are merged and how each component's
 // features are accumulated (Lemaitre et al. 2021, Table 1). One file per variant owns its kernels
-// (itkCCAFeatureVariant<Name>.cu); itkCCAFeatureVariants.cu registers them, so the engine has no
-// per-variant branches.
+// (itkCCAFeatureVariant<Name>.cu). The engine holds one and has no per-variant branches: FLSL+CD, the only
+// one in the module's library, unless the research library hands it another (CreateResearchCudaEngine()).
 
 #include "itkCCAEngine.h"
 #include "itkCCAFlslMerge.cuh"
@@ -61,6 +61,17 @@ class FeatureVariant
 {
 public:
   virtual ~FeatureVariant() = default;
+
+  /** The paper's name ("FLSL+CD", ...), for messages. */
+  virtual const char *
+  Name() const = 0;
+
+  /** Whether the variant also measures a feature image's intensity sums and multi-label input's classes. */
+  virtual bool
+  MeasuresIntensityAndClasses() const
+  {
+    return false;
+  }
 
   /** Whether the variant also accumulates the LabelMap's shape sums and perimeter intercepts. */
   virtual bool
@@ -108,20 +119,6 @@ public:
   virtual void
   LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool shapeSums, bool perimeter) = 0;
 };
-
-/** How many FeatureAlgorithm values there are: LabelsOnly is the last (a value added after it takes its place). */
-constexpr std::size_t NumberOfFeatureAlgorithms = static_cast<std::size_t>(FeatureAlgorithm::LabelsOnly) + 1;
-
-/** The registry (itkCCAFeatureVariants.cu): the variant of `algorithm`; Error for a research variant that
- * was not registered. */
-std::unique_ptr<FeatureVariant>
-CreateFeatureVariant(FeatureAlgorithm algorithm);
-
-using FeatureVariantFactory = std::unique_ptr<FeatureVariant> (*)();
-/** Makes `algorithm`'s variant available: the research library (RegisterResearchFeatureVariants(),
- * cuda/research/itkCCAResearchVariants.cu) registers its variants here; the module's library has FLSL+CD only. */
-void
-RegisterFeatureVariant(FeatureAlgorithm algorithm, FeatureVariantFactory factory);
 
 // One factory per variant file.
 std::unique_ptr<FeatureVariant>

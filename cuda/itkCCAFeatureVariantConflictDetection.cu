@@ -58,6 +58,16 @@ CountPerimeterInterceptsKernel(const std::uint32_t * __restrict__ runLabel, cons
 class ConflictDetectionVariant final : public FeatureVariant
 {
 public:
+  const char *
+  Name() const override
+  {
+    return "FLSL+CD";
+  }
+  bool
+  MeasuresIntensityAndClasses() const override
+  {
+    return true;
+  }
   bool
   ComputesShapeSums() const override
   {

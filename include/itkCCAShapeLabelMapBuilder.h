@@ -34,32 +34,6 @@
 
 namespace itk
 {
-/** \class CCAMemoryReserve
- * \brief While alive, an allocation that fails first gets memory back from a reserve (one of 64 pieces of
- * 1 MB per failure) and marks the memory exhausted, instead of throwing at once.
- *
- * ITK 5.4 cannot unwind a label object's constructor that runs out of memory: ~LightObject then writes a
- * warning, which allocates, and std::terminate ends the process. With the reserve, the constructor's
- * allocation succeeds; the LabelMap builder sees IsExhausted() after the object and throws std::bad_alloc
- * from its own code, which the filter turns into an itk::MemoryAllocationError. The previous new-handler is
- * restored (and called once the reserve is spent) on destruction. The pieces stay allocated between builds
- * (untouched, so address space rather than resident memory). Compiled once, in the module's library
- * (src/attributes/itkCCAShapeLabelMapBuild.cxx): one reserve and one handler per process.
- * \ingroup CudaConnectedComponentAnalysis
- */
-class CudaConnectedComponentAnalysis_EXPORT CCAMemoryReserve
-{
-public:
-  CCAMemoryReserve();
-  ~CCAMemoryReserve();
-  CCAMemoryReserve(const CCAMemoryReserve &) = delete;
-  CCAMemoryReserve &
-  operator=(const CCAMemoryReserve &) = delete;
-
-  static bool
-  IsExhausted();
-};
-
 namespace cca
 {
 /** What BuildLabelObjectsInBlocks() calls back: the parts that know the LabelMap's type. */
@@ -81,10 +55,20 @@ struct LabelObjectBuildSteps
 
 /** The LabelMap's objects for `numComponents` components, built in parallel in blocks taken in label order
  * while one work unit inserts the finished blocks into the map in that order: the map's insertion is the
- * one serial step, and it runs at the same time as the rest. Under a CCAMemoryReserve. The first exception of
- * a step is rethrown once the work units have stopped. Compiled (src/attributes/itkCCAShapeLabelMapBuild.cxx). */
+ * one serial step, and it runs at the same time as the rest. The first exception of a step is rethrown once the
+ * work units have stopped. Compiled (src/attributes/itkCCAShapeLabelMapBuild.cxx).
+ *
+ * ITK 5.4 cannot unwind a label object's constructor that runs out of memory (~LightObject writes a warning,
+ * which allocates, and std::terminate ends the process). So the build holds a memory reserve: an allocation
+ * that fails takes memory back from it and succeeds, and the step calls ThrowIfOutOfMemory() after each
+ * object, which throws std::bad_alloc from the builder's own code (the filter turns it into an
+ * itk::MemoryAllocationError). */
 CudaConnectedComponentAnalysis_EXPORT void
 BuildLabelObjectsInBlocks(std::size_t numComponents, unsigned numberOfWorkUnits, const LabelObjectBuildSteps & steps);
+
+/** Throws std::bad_alloc where memory ran out during BuildLabelObjectsInBlocks() (and its reserve was used). */
+CudaConnectedComponentAnalysis_EXPORT void
+ThrowIfOutOfMemory();
 } // namespace cca
 
 /** \class CCAShapeLabelMapBuilder
@@ -275,10 +259,7 @@ private:
         CopyStatistics(statistics, object);
       }
     }
-    if (CCAMemoryReserve::IsExhausted())
-    {
-      throw std::bad_alloc(); // here, not inside the next label object's constructor
-    }
+    cca::ThrowIfOutOfMemory(); // here, not inside the next label object's constructor
     return object;
   }
 

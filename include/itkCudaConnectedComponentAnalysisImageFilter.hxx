@@ -310,7 +310,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   EngineType::Request request = this->MakeRequest(region);
   request.computeShapeSums = m_GenerateLabelMap;
   // The LabelMap is built from the sums' rows; without it the feature table takes the engine's columns.
-  request.hostFeatures = m_GenerateLabelMap;
+  request.keepSumsOnDevice = !m_GenerateLabelMap;
   request.computePerimeter = m_GenerateLabelMap && m_ComputePerimeter;
   request.postProcessing.minimumObjectSize = m_MinimumObjectSize;
   request.postProcessing.minimumPhysicalSize = m_MinimumPhysicalSize;

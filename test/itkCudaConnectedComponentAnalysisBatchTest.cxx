@@ -150,7 +150,7 @@ RunCase(const Case & k, Backend backend, std::uint32_t seed)
   r.size[slowest] *= k.images;
   r.connectivity = itk::cca::Connectivity::FromFullyConnected(k.fully);
   r.input = stack.data();
-  r.hostFeatures = false;
+  r.keepSumsOnDevice = true;
   r.batchExtent = extent;
   r.postProcessing.minimumObjectSize = k.minimumSize;
   r.postProcessing.numberOfObjectsToKeep = k.keep;

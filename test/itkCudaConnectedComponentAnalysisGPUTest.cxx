@@ -29,9 +29,10 @@
 //              1xN, Nx1, all ones), run again on used buffers (4096^2 at d = 0.6: five times), identical;
 //              "direct small" leaves out the large images (for compute-sanitizer).
 #include "itkCCATestUtilities.h"
-#include "itkCCABenchmark.h" // the research library: RegisterResearchFeatureVariants()
+#include "itkCCABenchmark.h" // the research library: its feature variants and direct algorithms
 
 #include <algorithm>
+#include <map>
 
 #ifdef CCA_TEST_WITH_CUDART
 #  include <cuda_runtime.h>
@@ -229,16 +230,15 @@ RefusedWith(TCall call, const std::string & what)
 
 /** The labels-only variant's features are refused; `featuresRefused` says whether every way to them was. */
 EngineResult
-RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algorithm, bool * featuresRefused = nullptr)
+RunEngine(cca::Engine & engine, cca::Request request, bool * featuresRefused = nullptr)
 {
-  request.featureAlgorithm = algorithm;
   EngineResult r;
   if (featuresRefused)
   {
     // Features asked for with the analysis are refused before any work; later, on their own.
     const std::string noFeatures = "computes no features";
     const bool        withAnalysis = RefusedWith([&] { engine.Analyze(request); }, noFeatures);
-    request.hostFeatures = false;
+    request.keepSumsOnDevice = true;
     r.count = engine.Analyze(request);
     std::vector<std::uint64_t> pixelCounts(r.count);
     cca::BasicColumns          columns;
@@ -264,28 +264,28 @@ RunEngine(cca::Engine & engine, cca::Request request, cca::FeatureAlgorithm algo
 bool
 Variants()
 {
-  // The module's library has FLSL+CD only: without the research library's registration the others are refused.
-  try
+  // The research variants measure what the paper's do: intensity and classes are refused, naming the variant.
   {
-    auto                unregistered = cca::CreateCudaEngine(0);
+    auto                otf = cca::CreateResearchCudaEngine(0, cca::FeatureAlgorithm::OnTheFlyMerge);
     cca::Request        request;
     const unsigned char one = 1;
     request.input = &one;
-    request.featureAlgorithm = cca::FeatureAlgorithm::OnTheFlyMerge;
-    unregistered->Analyze(request);
-    std::cerr << "an unregistered research variant ran" << std::endl;
-    return false;
-  }
-  catch (const cca::Error & e)
-  {
-    if (std::string(e.what()).find("research variant") == std::string::npos)
+    request.multiLabel = true;
+    if (!RefusedWith([&] { otf->Analyze(request); }, "FLSL+CD only, not the FLSL+OTF variant"))
     {
-      std::cerr << "unexpected error: " << e.what() << std::endl;
+      std::cerr << "FLSL+OTF took multi-label input" << std::endl;
       return false;
     }
   }
-  cca::RegisterResearchFeatureVariants();
-  auto          engine = cca::CreateCudaEngine(0);
+  std::map<cca::FeatureAlgorithm, std::unique_ptr<cca::Engine>> engines;
+  for (auto algorithm : { cca::FeatureAlgorithm::ConflictDetection,
+                          cca::FeatureAlgorithm::PixelAtomics,
+                          cca::FeatureAlgorithm::RunAtomics,
+                          cca::FeatureAlgorithm::OnTheFlyMerge,
+                          cca::FeatureAlgorithm::LabelsOnly })
+  {
+    engines[algorithm] = cca::CreateResearchCudaEngine(0, algorithm);
+  }
   bool          ok = true;
   std::uint32_t seed = 31;
   auto          check =
@@ -297,12 +297,12 @@ Variants()
         request.size = size;
         request.connectivity = itk::cca::Connectivity::FromFullyConnected(fully);
         request.input = pixels;
-        const EngineResult reference = RunEngine(*engine, request, cca::FeatureAlgorithm::ConflictDetection);
+        const EngineResult reference = RunEngine(*engines[cca::FeatureAlgorithm::ConflictDetection], request);
         for (auto algorithm : { cca::FeatureAlgorithm::PixelAtomics,
                                 cca::FeatureAlgorithm::RunAtomics,
                                 cca::FeatureAlgorithm::OnTheFlyMerge })
         {
-          const EngineResult r = RunEngine(*engine, request, algorithm);
+          const EngineResult r = RunEngine(*engines[algorithm], request);
           const bool         same =
             r.count == reference.count && r.features == reference.features && r.labels == reference.labels;
           if (!same)
@@ -315,7 +315,7 @@ Variants()
         }
         // The labeling path without features: the same labels, its features refused.
         bool               refused = false;
-        const EngineResult l = RunEngine(*engine, request, cca::FeatureAlgorithm::LabelsOnly, &refused);
+        const EngineResult l = RunEngine(*engines[cca::FeatureAlgorithm::LabelsOnly], request, &refused);
         if (l.count != reference.count || l.labels != reference.labels)
         {
           std::cerr << what << " fully=" << fully << ": labels only differs from FLSL+CD (" << l.count << " vs "
@@ -458,7 +458,7 @@ DirectMatchesITK(const std::string & name, const UCharImage * image, const std::
 bool
 DirectAlgorithms(bool small)
 {
-  cca::RegisterResearchFeatureVariants();
+  cca::RegisterDirectAlgorithms();
   const auto names = cca::DirectAlgorithmNames();
   if (names.empty())
   {

@@ -16,7 +16,8 @@
  *
  *=========================================================================*/
 // The research library (CudaConnectedComponentAnalysisResearch: the benchmark and the GPU tests link it,
-// the module's library does not): the paper's feature variants and the device-resident timings.
+// the module's library does not): the paper's feature variants, the seed papers' direct algorithms and the
+// device-resident timings.
 //
 // Device-resident timing of the CUDA engine, for examples/CudaConnectedComponentAnalysisBenchmark:
 // the image is uploaded once, then each run is timed with CUDA events around the on-device work
@@ -26,6 +27,7 @@
 
 #include "itkCCAEngine.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,43 @@ namespace itk
 {
 namespace cca
 {
+
+/** How the CUDA engine accumulates the per-component features (Lemaitre et al. 2021, Table 1). All give the
+ * same result; the research library has them to reproduce the paper's comparison (LabelsOnly: the same labels,
+ * no features, to compare with labels-only algorithms). The module's library has the default alone. */
+enum class FeatureAlgorithm : std::uint8_t
+{
+  ConflictDetection, ///< FLSL+CD: per-run contributions voted with __match_any_sync (the engine's own)
+  OnTheFlyMerge,     ///< FLSL+OTF: features move with the union-find links as runs merge
+  RunAtomics,        ///< FLSL: one set of atomics per run
+  PixelAtomics,      ///< naive: one set of atomics per pixel, after labeling
+  LabelsOnly         ///< no features: the labeling path alone, for the benchmark (its features are refused)
+};
+
+/** The paper's name of `algorithm` ("FLSL+CD", ...). */
+inline const char *
+FeatureAlgorithmName(FeatureAlgorithm algorithm)
+{
+  switch (algorithm)
+  {
+    case FeatureAlgorithm::ConflictDetection:
+      return "FLSL+CD";
+    case FeatureAlgorithm::OnTheFlyMerge:
+      return "FLSL+OTF";
+    case FeatureAlgorithm::RunAtomics:
+      return "FLSL";
+    case FeatureAlgorithm::PixelAtomics:
+      return "naive";
+    case FeatureAlgorithm::LabelsOnly:
+      return "labels only";
+  }
+  return "unknown";
+}
+
+/** The CUDA engine on `deviceId` with `algorithm`'s feature stage: the engine the module's library makes
+ * (CreateCudaEngine()) for ConflictDetection. Throws Unavailable without CUDA or without such a device. */
+std::unique_ptr<Engine>
+CreateResearchCudaEngine(int deviceId, FeatureAlgorithm algorithm);
 
 struct DeviceResidentTimings
 {
@@ -42,8 +81,10 @@ struct DeviceResidentTimings
   std::vector<double> featuresAndLabelsMs; ///< the same plus the label image written on the device
 };
 
+/** Times `algorithm`'s engine on the request's image, uploaded once (no mask). */
 DeviceResidentTimings
-BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmupRuns, int timedRuns);
+BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmupRuns, int timedRuns,
+                            FeatureAlgorithm algorithm = FeatureAlgorithm::ConflictDetection);
 
 /** Host<->device copy rates in GB/s (10^9 bytes/s), best of the timed runs, each measured on its own:
  * cudaMemcpy from and to page-locked host memory (the PCIe ceiling), from and to ordinary (pageable)
@@ -89,7 +130,7 @@ struct DirectLabelingTimings
   std::vector<std::uint32_t> minX, minY, maxX, maxY;
 };
 
-/** The names RegisterResearchFeatureVariants() made available to BenchmarkDirectAlgorithm(). */
+/** The names RegisterDirectAlgorithms() made available to BenchmarkDirectAlgorithm(). */
 std::vector<std::string>
 DirectAlgorithmNames();
 
@@ -105,11 +146,10 @@ DirectLabelingTimings
 BenchmarkDirectAlgorithm(const std::string & algorithm, const std::uint8_t * pixels, std::uint32_t width,
                          std::uint32_t height, int deviceId, int warmupRuns, int timedRuns, bool keepLabels);
 
-/** Makes the CUDA engine's research feature variants (FLSL+OTF, FLSL, naive: Lemaitre et al. 2021, Table 1)
- * available to Request::featureAlgorithm, and the direct algorithms to BenchmarkDirectAlgorithm(); the library
- * itself has only FLSL+CD. Idempotent; a no-op without CUDA. */
+/** Makes the seed papers' direct algorithms (BUF, HA4 and its variants) available to BenchmarkDirectAlgorithm().
+ * Idempotent; a no-op without CUDA. */
 void
-RegisterResearchFeatureVariants();
+RegisterDirectAlgorithms();
 
 } // namespace cca
 } // namespace itk

@@ -32,13 +32,14 @@ namespace cca
 {
 
 DeviceResidentTimings
-BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmupRuns, int timedRuns)
+BenchmarkCudaDeviceResident(const Request & hostRequest, int deviceId, int warmupRuns, int timedRuns,
+                            FeatureAlgorithm algorithm)
 {
   if (hostRequest.mask)
   {
     throw Error("the device-resident benchmark takes no mask");
   }
-  auto               engineOwner = CreateCudaEngine(deviceId);
+  auto               engineOwner = CreateResearchCudaEngine(deviceId, algorithm);
   auto &             engine = static_cast<cuda::CudaEngine &>(*engineOwner);
   const std::size_t  bytes = hostRequest.NumberOfPixels() * ScalarKindSize(hostRequest.inputKind);
   cuda::DeviceBuffer deviceInput;

@@ -233,7 +233,7 @@ CreateDirectAlgorithm(const std::string & name)
       known += (known.empty() ? "" : ", ") + n;
     }
     throw Error("no direct labeling algorithm named '" + name + "' (registered: " +
-                (known.empty() ? std::string("none; call cca::RegisterResearchFeatureVariants()") : known) + ")");
+                (known.empty() ? std::string("none; call cca::RegisterDirectAlgorithms()") : known) + ")");
   }
   return factory();
 }

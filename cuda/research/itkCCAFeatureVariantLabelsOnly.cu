@@ -34,6 +34,11 @@ namespace
 class LabelsOnlyVariant final : public FeatureVariant
 {
 public:
+  const char *
+  Name() const override
+  {
+    return "labels only";
+  }
   bool
   MeasuresFeatures() const override
   {

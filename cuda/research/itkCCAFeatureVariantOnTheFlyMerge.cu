@@ -36,6 +36,11 @@ namespace
 class OnTheFlyMergeVariant final : public FeatureVariant
 {
 public:
+  const char *
+  Name() const override
+  {
+    return "FLSL+OTF";
+  }
   void
   MergeRuns(const DeviceRuns & runs) override
   {

@@ -34,6 +34,11 @@ namespace
 class PixelAtomicsVariant final : public FeatureVariant
 {
 public:
+  const char *
+  Name() const override
+  {
+    return "naive";
+  }
   void
   LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool, bool) override
   {

@@ -34,6 +34,11 @@ namespace
 class RunAtomicsVariant final : public FeatureVariant
 {
 public:
+  const char *
+  Name() const override
+  {
+    return "FLSL";
+  }
   void
   LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool, bool) override
   {

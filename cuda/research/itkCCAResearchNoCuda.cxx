@@ -16,15 +16,21 @@
  *
  *=========================================================================*/
 // The research library (CudaConnectedComponentAnalysisResearch) in a build without CUDA: the benchmark's
-// device timings say why they cannot run, and there is no research variant to register.
+// device timings say why they cannot run, and there is no direct algorithm to register.
 #include "itkCCABenchmark.h"
 
 namespace itk
 {
 namespace cca
 {
+std::unique_ptr<Engine>
+CreateResearchCudaEngine(int, FeatureAlgorithm)
+{
+  throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
+}
+
 DeviceResidentTimings
-BenchmarkCudaDeviceResident(const Request &, int, int, int)
+BenchmarkCudaDeviceResident(const Request &, int, int, int, FeatureAlgorithm)
 {
   throw Unavailable("this build has no CUDA engine (configured without a CUDA compiler)");
 }
@@ -53,7 +59,7 @@ BenchmarkDirectAlgorithm(const std::string &, const std::uint8_t *, std::uint32_
 }
 
 void
-RegisterResearchFeatureVariants()
+RegisterDirectAlgorithms()
 {}
 } // namespace cca
 } // namespace itk

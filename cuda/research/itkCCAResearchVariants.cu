@@ -15,10 +15,11 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The research library's registration of the paper's other feature variants (FLSL+OTF, FLSL, naive) and of the
-// labels-only variant, each in its own file (itkCCAFeatureVariant<Name>.cu), and of the direct algorithms
-// (itkCCADirect<Name>.cu).
+// The research library's table of the paper's feature variants (FLSL+OTF, FLSL, naive) and of the labels-only
+// variant, each in its own file (itkCCAFeatureVariant<Name>.cu), handed to a CUDA engine of their own; and of
+// the direct algorithms (itkCCADirect<Name>.cu).
 #include "itkCCABenchmark.h"
+#include "itkCCACudaEngine.cuh"
 #include "itkCCADirectAlgorithm.cuh"
 #include "itkCCAFeatureVariant.cuh"
 
@@ -27,13 +28,41 @@ namespace itk
 namespace cca
 {
 
-void
-RegisterResearchFeatureVariants()
+std::unique_ptr<Engine>
+CreateResearchCudaEngine(int deviceId, FeatureAlgorithm algorithm)
 {
-  cuda::RegisterFeatureVariant(FeatureAlgorithm::OnTheFlyMerge, &cuda::CreateOnTheFlyMergeVariant);
-  cuda::RegisterFeatureVariant(FeatureAlgorithm::RunAtomics, &cuda::CreateRunAtomicsVariant);
-  cuda::RegisterFeatureVariant(FeatureAlgorithm::PixelAtomics, &cuda::CreatePixelAtomicsVariant);
-  cuda::RegisterFeatureVariant(FeatureAlgorithm::LabelsOnly, &cuda::CreateLabelsOnlyVariant);
+  std::unique_ptr<cuda::FeatureVariant> variant;
+  switch (algorithm)
+  {
+    case FeatureAlgorithm::ConflictDetection:
+      return CreateCudaEngine(deviceId);
+    case FeatureAlgorithm::OnTheFlyMerge:
+      variant = cuda::CreateOnTheFlyMergeVariant();
+      break;
+    case FeatureAlgorithm::RunAtomics:
+      variant = cuda::CreateRunAtomicsVariant();
+      break;
+    case FeatureAlgorithm::PixelAtomics:
+      variant = cuda::CreatePixelAtomicsVariant();
+      break;
+    case FeatureAlgorithm::LabelsOnly:
+      variant = cuda::CreateLabelsOnlyVariant();
+      break;
+  }
+  if (!variant)
+  {
+    throw Error("unknown feature algorithm");
+  }
+  if (GetCudaDeviceCount() <= deviceId || deviceId < 0)
+  {
+    return CreateCudaEngine(deviceId); // throws Unavailable, saying why
+  }
+  return std::make_unique<cuda::CudaEngine>(deviceId, std::move(variant));
+}
+
+void
+RegisterDirectAlgorithms()
+{
   // The seed papers' other labeling algorithms, each its own pipeline: BenchmarkDirectAlgorithm().
   cuda::RegisterDirectAlgorithm("buf", &cuda::CreateBlockUnionFind);
   cuda::RegisterDirectAlgorithm("buf-halving", &cuda::CreateBlockUnionFindPathHalving);

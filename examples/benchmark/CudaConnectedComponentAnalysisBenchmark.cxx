@@ -144,7 +144,7 @@ main(int argc, char * argv[])
 int
 Benchmark(int argc, char * argv[])
 {
-  itk::cca::RegisterResearchFeatureVariants(); // mode a's variants (the research library)
+  itk::cca::RegisterDirectAlgorithms(); // the seed papers' algorithms (the research library)
   Options            opt;
   UserPathOptions    userPath;
   std::ostringstream command;
@@ -254,8 +254,7 @@ Benchmark(int argc, char * argv[])
                                           std::pair{ itk::cca::FeatureAlgorithm::RunAtomics, "a-flsl" },
                                           std::pair{ itk::cca::FeatureAlgorithm::OnTheFlyMerge, "a-otf" } })
           {
-            request.featureAlgorithm = algorithm;
-            const auto v = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);
+            const auto v = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs, algorithm);
             record(name, v.featuresMs, v.components);
           }
         }
@@ -263,8 +262,8 @@ Benchmark(int argc, char * argv[])
         // label image), the labels-only counterpart of mode b.
         if (has('a') && !opt.direct.empty())
         {
-          request.featureAlgorithm = itk::cca::FeatureAlgorithm::LabelsOnly;
-          const auto v = itk::cca::BenchmarkCudaDeviceResident(request, 0, opt.warmup, opt.runs);
+          const auto v = itk::cca::BenchmarkCudaDeviceResident(
+            request, 0, opt.warmup, opt.runs, itk::cca::FeatureAlgorithm::LabelsOnly);
           record("ccl-ours", v.featuresAndLabelsMs, v.components);
         }
         // The seeds' direct algorithms at their own connectivity: their CCA (features, as mode a times

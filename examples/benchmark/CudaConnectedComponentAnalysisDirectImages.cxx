@@ -80,8 +80,8 @@ RunDirectOnImages(const std::vector<std::string> & files, const std::vector<std:
       row["ours_features_ms_" + conn] = MinimumOf(t.featuresMs);
       row["ours_features_and_labels_ms_" + conn] = MinimumOf(t.featuresAndLabelsMs);
       row["components_" + conn] = t.components;
-      request.featureAlgorithm = itk::cca::FeatureAlgorithm::LabelsOnly;
-      const auto l = itk::cca::BenchmarkCudaDeviceResident(request, 0, warmup, runs);
+      const auto l =
+        itk::cca::BenchmarkCudaDeviceResident(request, 0, warmup, runs, itk::cca::FeatureAlgorithm::LabelsOnly);
       row["ours_labels_ms_" + conn] = MinimumOf(l.featuresAndLabelsMs);
       std::cout << "  ours (FLSL+CD), conn " << conn << ": features " << MinimumOf(t.featuresMs)
                 << ", features + labels " << MinimumOf(t.featuresAndLabelsMs) << ", labels only "

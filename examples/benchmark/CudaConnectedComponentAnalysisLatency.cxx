@@ -146,7 +146,7 @@ FacadeRow(const LatencyOptions & o, const itk::Image<unsigned char, D> * image, 
   }
   request.input = image->GetBufferPointer();
   request.inputKind = itk::cca::ScalarKind::UInt8;
-  request.hostFeatures = false;
+  request.keepSumsOnDevice = true;
   request.batchExtent = batchExtent;
   std::uint64_t       objects = 0;
   std::vector<double> analyze, columns, write;
@@ -253,7 +253,7 @@ RunBatch(const LatencyOptions & o, bool gpu, nlohmann::json & rows)
         r.dimension = 2;
         r.size = { side, side, 1 };
         r.input = stack->GetBufferPointer() + i * perImage;
-        r.hostFeatures = false;
+        r.keepSumsOnDevice = true;
         const std::uint64_t k = engine.Analyze(r, backend, 0, 0);
         Engine::Geometry    g;
         g.size = r.size;

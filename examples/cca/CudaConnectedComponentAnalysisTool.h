@@ -19,6 +19,8 @@
 // input found before any pixel is read, the exit codes, and the neutral table of object attributes.
 //  CudaConnectedComponentAnalysisTool.cxx        main, usage, option parsing, input probing
 //  CudaConnectedComponentAnalysisToolRun.cxx     the pipeline, typed by pixel type and dimension
+//  CudaConnectedComponentAnalysisToolRead.h      reading: the input, mask and intensity images, their space
+//  CudaConnectedComponentAnalysisToolWrite.h     writing the label image in the type asked for
 //  CudaConnectedComponentAnalysisToolOutput.cxx  what the tool prints and writes as text: progress bars,
 //                                                the summary, the CSV and JSON tables
 //  CudaConnectedComponentAnalysisToolProbe.cxx   the input and the mask probed: type, size, files

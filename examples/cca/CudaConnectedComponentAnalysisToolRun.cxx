@@ -24,28 +24,22 @@
 // --multilabel is the exception: the classes are the input's values, so they reach the filter as they are, read
 // (exactly) as 64-bit integers whatever the file's integer type -- again one instantiation per dimension and label
 // type (uint32, or int64 for class values and images of 2^32 pixels or more), not one per pixel type.
-// --intensity's feature image is read as double whatever its file's type (exact for float and every integer up to
-// 2^53), for the same reason: the filter dispatches its pixel type at run time, and one type is enough.
 #include "CudaConnectedComponentAnalysisTool.h"
 #include "CudaConnectedComponentAnalysisToolAttributes.h"
+#include "CudaConnectedComponentAnalysisToolRead.h"
+#include "CudaConnectedComponentAnalysisToolWrite.h"
 
 #include "itkBinaryThresholdImageFilter.h"
-#include "itkCastImageFilter.h"
 #include "itkCudaConnectedComponentAnalysisImageFilter.h"
-#include "itkExtractImageFilter.h"
 #include "itkGDCMImageIO.h"
-#include "itkImageFileReader.h"
-#include "itkImageFileWriter.h"
 #include "itkImageSeriesReader.h"
 #include "itksys/SystemTools.hxx"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <future>
 #include <system_error>
 #include <iostream>
-#include <limits>
 #include <memory>
 #include <type_traits>
 
@@ -62,299 +56,9 @@ SecondsSince(Clock::time_point start)
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/** The thresholds of the foreground rule in the pixel type: the smallest value >= --lower and the largest
- * <= --upper that the type holds (missing bounds: the type's extremes). False when no value of the type
- * lies in between: the selection is empty whatever the pixels are. */
-template <typename TPixel>
-bool
-SelectionRange(const Options & options, TPixel & lower, TPixel & upper)
-{
-  using Limits = std::numeric_limits<TPixel>;
-  if constexpr (std::is_integral<TPixel>::value)
-  {
-    const double lo = options.hasLower ? std::ceil(options.lower) : -std::numeric_limits<double>::infinity();
-    const double hi = options.hasUpper ? std::floor(options.upper) : std::numeric_limits<double>::infinity();
-    const double typeLowest = static_cast<double>(Limits::lowest()); // exact: 0 or -2^(bits-1)
-    const double typeMax = static_cast<double>(Limits::max());       // rounded up to 2^bits for 64 bits
-    const bool   maxExact = Limits::digits <= std::numeric_limits<double>::digits;
-    if ((maxExact ? lo > typeMax : lo >= typeMax) || hi < typeLowest || lo > hi)
-    {
-      return false;
-    }
-    lower = lo <= typeLowest ? Limits::lowest() : static_cast<TPixel>(lo);
-    upper = hi >= typeMax ? Limits::max() : static_cast<TPixel>(hi);
-  }
-  else
-  {
-    const double maxValue = static_cast<double>(Limits::max());
-    lower = -Limits::infinity();
-    upper = Limits::infinity();
-    if (options.hasLower && options.lower > -maxValue)
-    {
-      lower = options.lower > maxValue ? Limits::infinity() : static_cast<TPixel>(options.lower);
-      if (static_cast<double>(lower) < options.lower) // rounded down: the next value up is the first inside
-      {
-        lower = std::nextafter(lower, Limits::infinity());
-      }
-    }
-    if (options.hasUpper && options.upper < maxValue)
-    {
-      upper = options.upper < -maxValue ? -Limits::infinity() : static_cast<TPixel>(options.upper);
-      if (static_cast<double>(upper) > options.upper)
-      {
-        upper = std::nextafter(upper, -Limits::infinity());
-      }
-    }
-    if (lower > upper)
-    {
-      return false;
-    }
-  }
-  return true;
-}
-
-/** The mask as 0 / 1: read as double so that any non-zero value of any pixel type stays non-zero. */
-template <unsigned int D>
-typename itk::Image<unsigned char, D>::Pointer
-ReadMask(const std::string & fileName, ProgressBar & bar)
-{
-  using RealImageType = itk::Image<double, D>;
-  using MaskImageType = itk::Image<unsigned char, D>;
-  auto reader = itk::ImageFileReader<RealImageType>::New();
-  reader->SetFileName(fileName);
-  auto binary = itk::BinaryThresholdImageFilter<RealImageType, MaskImageType>::New();
-  binary->SetInput(reader->GetOutput());
-  binary->SetLowerThreshold(0.0);
-  binary->SetUpperThreshold(0.0);
-  binary->SetInsideValue(0);
-  binary->SetOutsideValue(1);
-  bar.Start("mask");
-  bar.Watch(reader, 0.0, 0.8);
-  bar.Watch(binary, 0.8, 1.0);
-  try
-  {
-    binary->Update();
-  }
-  catch (const itk::ExceptionObject & e)
-  {
-    throw ToolError(ExitCannotRead, "cannot read the mask " + fileName + ": " + e.GetDescription());
-  }
-  bar.Finish();
-  typename MaskImageType::Pointer mask = binary->GetOutput();
-  mask->DisconnectPipeline();
-  return mask;
-}
-
-/** The --intensity image, read as double (ProbeIntensity() has checked that it is scalar and of dimension D). */
-template <unsigned int D>
-typename itk::Image<double, D>::Pointer
-ReadIntensity(const std::string & fileName, ProgressBar & bar)
-{
-  using RealImageType = itk::Image<double, D>;
-  auto reader = itk::ImageFileReader<RealImageType>::New();
-  reader->SetFileName(fileName);
-  bar.Start("intensity");
-  bar.Watch(reader, 0.0, 1.0);
-  try
-  {
-    reader->Update();
-  }
-  catch (const itk::ExceptionObject & e)
-  {
-    throw ToolError(ExitCannotRead, "cannot read the intensity image " + fileName + ": " + e.GetDescription());
-  }
-  bar.Finish();
-  typename RealImageType::Pointer image = reader->GetOutput();
-  image->DisconnectPipeline();
-  return image;
-}
-
-/** What differs between the grids of `a` and `b` ("" where nothing does): the size, else the origin, spacing or
- * direction beyond ImageToImageFilter's tolerances (the coordinates' relative to b's first spacing), as its
- * VerifyInputInformation() compares them; each said as "a's value, b's value". */
-template <unsigned int D>
-std::string
-SpaceDifference(const itk::ImageBase<D> * a, const itk::ImageBase<D> * b, double coordinateTolerance,
-                double directionTolerance)
-{
-  std::ostringstream said;
-  const auto         sizeA = a->GetLargestPossibleRegion().GetSize();
-  const auto         sizeB = b->GetLargestPossibleRegion().GetSize();
-  const double       tolerance = coordinateTolerance * std::abs(b->GetSpacing()[0]);
-  if (sizeA != sizeB)
-  {
-    said << "size " << sizeA << " against " << sizeB;
-  }
-  else if (!a->GetOrigin().GetVnlVector().is_equal(b->GetOrigin().GetVnlVector(), tolerance))
-  {
-    said << "origin " << a->GetOrigin() << " against " << b->GetOrigin();
-  }
-  else if (!a->GetSpacing().GetVnlVector().is_equal(b->GetSpacing().GetVnlVector(), tolerance))
-  {
-    said << "spacing " << a->GetSpacing() << " against " << b->GetSpacing();
-  }
-  else if (!a->GetDirection().GetVnlMatrix().is_equal(b->GetDirection().GetVnlMatrix(), directionTolerance))
-  {
-    // row by row on one line (the matrices' own printing spans lines)
-    const auto rows = [](const itk::Matrix<double, D, D> & m) {
-      std::ostringstream text;
-      for (unsigned int r = 0; r < D; ++r)
-      {
-        for (unsigned int c = 0; c < D; ++c)
-        {
-          text << (r + c == 0 ? "[" : c == 0 ? "; " : ", ") << m(r, c);
-        }
-      }
-      text << ']';
-      return text.str();
-    };
-    said << "direction " << rows(a->GetDirection()) << " against " << rows(b->GetDirection());
-  }
-  return said.str();
-}
-
-template <unsigned int D>
-bool
-SameSpace(const itk::ImageBase<D> * a, const itk::ImageBase<D> * b, double coordinateTolerance,
-          double directionTolerance)
-{
-  return SpaceDifference(a, b, coordinateTolerance, directionTolerance).empty();
-}
-
 /** --multilabel reads the classes as this type: every integer pixel type's values but unsigned 64-bit ones above
  * 2^63 - 1, which are refused (RunTyped). */
 using ClassPixelType = long long;
-
-/** The label image's type under --class-values by default: the input file's own integer type, named as
- * --label-type names types, so that the cleaned segmentation has the pixel type of the one it cleans. */
-std::string
-ClassTypeName(itk::IOComponentEnum type)
-{
-  switch (type)
-  {
-    case itk::IOComponentEnum::UCHAR:
-      return "uint8";
-    case itk::IOComponentEnum::CHAR:
-      return "int8";
-    case itk::IOComponentEnum::USHORT:
-      return "uint16";
-    case itk::IOComponentEnum::SHORT:
-      return "int16";
-    case itk::IOComponentEnum::UINT:
-      return "uint32";
-    case itk::IOComponentEnum::INT:
-      return "int32";
-    case itk::IOComponentEnum::ULONG: // 32 or 64 bits by platform
-      return sizeof(unsigned long) == 4 ? "uint32" : "uint64";
-    case itk::IOComponentEnum::LONG:
-      return sizeof(long) == 4 ? "int32" : "int64";
-    case itk::IOComponentEnum::ULONGLONG:
-      return "uint64";
-    default:
-      return "int64";
-  }
-}
-
-/** Whether `value` is one of the integer type `typeName`'s values (uint8 ... int64). */
-bool
-FitsType(std::int64_t value, const std::string & typeName)
-{
-  const bool         isSigned = typeName[0] == 'i';
-  const unsigned int bits = static_cast<unsigned int>(std::stoul(typeName.substr(isSigned ? 3 : 4)));
-  if (bits == 64)
-  {
-    return isSigned || value >= 0;
-  }
-  const std::int64_t lowest = isSigned ? -(std::int64_t{ 1 } << (bits - 1)) : 0;
-  const std::int64_t highest = isSigned ? (std::int64_t{ 1 } << (bits - 1)) - 1 : (std::int64_t{ 1 } << bits) - 1;
-  return value >= lowest && value <= highest;
-}
-
-/** Casts the labels to TOut (a separate update, so that the bar moves forward) and writes them. */
-template <typename TOut, typename TLabelImage>
-void
-WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const std::string & destination,
-                const std::string & labelType, ProgressBar & bar)
-{
-  using OutputImageType = itk::Image<TOut, TLabelImage::ImageDimension>;
-  auto writer = itk::ImageFileWriter<OutputImageType>::New();
-  bar.Start("writing");
-  if constexpr (std::is_same<OutputImageType, TLabelImage>::value)
-  {
-    writer->SetInput(labels);
-  }
-  else
-  {
-    auto cast = itk::CastImageFilter<TLabelImage, OutputImageType>::New();
-    cast->SetInput(labels);
-    bar.Watch(cast, 0.0, 0.3);
-    cast->Update();
-    writer->SetInput(cast->GetOutput());
-  }
-  writer->SetFileName(fileName);
-  writer->UseCompressionOn();
-  bar.Watch(writer, 0.3, 1.0);
-  try
-  {
-    writer->Update();
-  }
-  catch (const itk::ExceptionObject & e)
-  {
-    // An IO that refuses the pixel type (PNG and uint32, say) may have created the staged file already:
-    // it is removed with its staging folder, and the destination was never touched.
-    throw ToolError(ExitFailure,
-                    "cannot write " + destination + " with " + labelType + " labels: " + e.GetDescription());
-  }
-  bar.Finish();
-}
-
-/** Writes `labels` as the integer type `labelType` names (uint8 ... uint64; int8 ... int64 for class values,
- * which come in a signed label image). */
-template <typename TLabelImage>
-void
-WriteLabelImageAs(const TLabelImage * labels, const std::string & fileName, const std::string & destination,
-                  const std::string & labelType, ProgressBar & bar)
-{
-  if (labelType == "uint8")
-  {
-    WriteLabelImage<std::uint8_t>(labels, fileName, destination, labelType, bar);
-  }
-  else if (labelType == "uint16")
-  {
-    WriteLabelImage<std::uint16_t>(labels, fileName, destination, labelType, bar);
-  }
-  else if (labelType == "uint32")
-  {
-    WriteLabelImage<std::uint32_t>(labels, fileName, destination, labelType, bar);
-  }
-  else if (labelType == "uint64")
-  {
-    WriteLabelImage<std::uint64_t>(labels, fileName, destination, labelType, bar);
-  }
-  else if constexpr (std::is_signed<typename TLabelImage::PixelType>::value)
-  {
-    if (labelType == "int8")
-    {
-      WriteLabelImage<std::int8_t>(labels, fileName, destination, labelType, bar);
-    }
-    else if (labelType == "int16")
-    {
-      WriteLabelImage<std::int16_t>(labels, fileName, destination, labelType, bar);
-    }
-    else if (labelType == "int32")
-    {
-      WriteLabelImage<std::int32_t>(labels, fileName, destination, labelType, bar);
-    }
-    else
-    {
-      WriteLabelImage<std::int64_t>(labels, fileName, destination, labelType, bar);
-    }
-  }
-  else
-  {
-    throw ToolError(ExitFailure, "no " + labelType + " label image from unsigned labels"); // not reached
-  }
-}
 
 /** Labels `input` (the foreground as 0 / 1 from the threshold `source`, or with --multilabel the classes as they
  * are, `source` null) and writes what was asked for; with `intensity` (--intensity) the tables get its statistics. */
@@ -581,49 +285,6 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
 }
 
 /** Reads the input as TPixel, selects the foreground and hands over to Analyze. */
-/** An image file read whole, the reader's progress on `bar`, detached from the reader. */
-template <typename TImage>
-typename TImage::Pointer
-ReadImageFile(const std::string & path, ProgressBar & bar)
-{
-  auto reader = itk::ImageFileReader<TImage>::New();
-  reader->SetFileName(path);
-  bar.Watch(reader, 0.0, 1.0);
-  reader->Update();
-  typename TImage::Pointer image = reader->GetOutput();
-  image->DisconnectPipeline();
-  return image;
-}
-
-/** Case `input.stackCase` of a file of cases (--batch FILE): its slice or volume along the file's last axis, with
- * the file's geometry in the remaining axes. The file is read by its first case and kept for the others (a
- * batch labels its cases in order, in one process), so it is read once. */
-template <typename TPixel, unsigned int D>
-typename itk::Image<TPixel, D>::Pointer
-ReadCaseOfFile(const InputDescription & input, ProgressBar & bar)
-{
-  using FileImageType = itk::Image<TPixel, D + 1>;
-  static typename FileImageType::Pointer file;
-  static std::string                     filePath;
-  if (!file || filePath != input.path || input.stackCase == 0)
-  {
-    file = nullptr;
-    file = ReadImageFile<FileImageType>(input.path, bar);
-    filePath = input.path;
-  }
-  auto region = file->GetLargestPossibleRegion();
-  region.SetIndex(D, region.GetIndex(D) + input.stackCase);
-  region.SetSize(D, 0); // collapsed: a D-dimensional case
-  auto extract = itk::ExtractImageFilter<FileImageType, itk::Image<TPixel, D>>::New();
-  extract->SetInput(file);
-  extract->SetExtractionRegion(region);
-  extract->SetDirectionCollapseToSubmatrix();
-  extract->Update();
-  typename itk::Image<TPixel, D>::Pointer image = extract->GetOutput();
-  image->DisconnectPipeline();
-  return image;
-}
-
 template <typename TPixel, unsigned int D>
 int
 RunTyped(const Options & options, const InputDescription & input)

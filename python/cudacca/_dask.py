@@ -180,28 +180,12 @@ def _without_faces(summary):
 
 def _touching_pairs(before, after, connectivity):
     """Pairs of (global) labels that touch across a boundary: `before` is the plane just before it, `after` the
-    plane just after it, both over the whole array."""
-    pairs = []
-    # The pixels across that the connectivity (the most non-zero offset components) joins: the one straight across
-    # (one), and its neighbors in the plane where they add no more than it allows.
-    shifts = [s for s in itertools.product((-1, 0, 1), repeat=before.ndim)
-              if 1 + sum(v != 0 for v in s) <= connectivity]
-    for shift in shifts:
-        a_slices, b_slices = [], []
-        for s, size in zip(shift, before.shape):
-            a_slices.append(slice(max(0, -s), size - max(0, s)))
-            b_slices.append(slice(max(0, s), size - max(0, -s)))
-        a = before[tuple(a_slices)].ravel()
-        b = after[tuple(b_slices)].ravel()
-        both = (a > 0) & (b > 0)
-        a, b = a[both], b[both]
-        if a.size:
-            # A pair repeats along the rows of a face (an object's pixels side by side): drop the repeats next to
-            # each other before the sort.
-            new = np.ones(a.size, bool)
-            new[1:] = (a[1:] != a[:-1]) | (b[1:] != b[:-1])
-            pairs.append(np.stack([a[new], b[new]]))
-    return np.concatenate(pairs, axis=1) if pairs else np.zeros((2, 0), np.int64)
+    plane just after it, both over the whole array: the library's rule for the slabs' faces, in C++."""
+    from . import _core
+
+    pairs = _core.touching_pairs(np.ascontiguousarray(before, np.int64), np.ascontiguousarray(after, np.int64),
+                                 int(connectivity))
+    return np.asarray(pairs)
 
 
 def label(image, *, connectivity, background, min_size, min_physical_size, keep, sort, spacing, return_table, dtype,

@@ -24,6 +24,7 @@
 #include "itkCudaConnectedComponentAnalysisAttributes.h"
 
 #include "itkCCAPythonTable.h"
+#include "itkCCAPairsAcross.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -225,7 +226,7 @@ public:
     r.computeShapeSums = shapeSums;
     r.computePerimeter = shapeSums && perimeter;
     r.inputOnDevice = where >= 0;
-    r.hostFeatures = false; // the table's columns come from the device's per-sum arrays (WriteBasicColumns)
+    r.keepSumsOnDevice = true; // the table's columns come from the device's per-sum arrays (WriteBasicColumns)
     r.stream = reinterpret_cast<void *>(stream);
     r.batchExtent = batchExtent;
     r.memoryBudget = memoryBudget;
@@ -560,6 +561,61 @@ NB_MODULE(_core, m)
     }
     return list;
   });
+  // The Dask path's join across a chunk boundary: the pairs of non-zero labels facing each other across it that
+  // the connectivity joins (the slab engine's rule, itkCCAPairsAcross.h), each once where it repeats side by
+  // side. `before` and `after` are the planes on either side (0-, 1- or 2-D, C order), of equal shape.
+  m.def(
+    "touching_pairs",
+    [](nb::ndarray<const std::int64_t, nb::c_contig, nb::device::cpu> before,
+       nb::ndarray<const std::int64_t, nb::c_contig, nb::device::cpu> after,
+       unsigned                                                       connectivity) {
+      if (before.ndim() > 2 || before.ndim() != after.ndim())
+      {
+        throw nb::value_error("touching_pairs: two planes of 0 to 2 dimensions and one shape");
+      }
+      for (std::size_t d = 0; d < before.ndim(); ++d)
+      {
+        if (before.shape(d) != after.shape(d))
+        {
+          throw nb::value_error("touching_pairs: the planes' shapes differ");
+        }
+      }
+      if (connectivity < 1)
+      {
+        throw nb::value_error("touching_pairs: connectivity is the most non-zero offset components, 1 or more");
+      }
+      itk::cca::PlaneShape shape;
+      if (before.ndim() >= 1)
+      {
+        shape.width = before.shape(before.ndim() - 1);
+      }
+      if (before.ndim() == 2)
+      {
+        shape.height = before.shape(0);
+      }
+      const std::int64_t *      a = before.data();
+      const std::int64_t *      b = after.data();
+      std::vector<std::int64_t> first, second;
+      {
+        nb::gil_scoped_release release;
+        itk::cca::ForEachJoinedPairAcross(
+          shape, itk::cca::Connectivity{ connectivity }, [&](std::uint64_t i, std::uint64_t j) {
+            if (a[i] != 0 && b[j] != 0 && (first.empty() || first.back() != a[i] || second.back() != b[j]))
+            {
+              first.push_back(a[i]);
+              second.push_back(b[j]);
+            }
+          });
+      }
+      const std::size_t n = first.size();
+      auto *            pairs = new std::vector<std::int64_t>(std::move(first));
+      pairs->insert(pairs->end(), second.begin(), second.end());
+      nb::capsule owner(pairs, [](void * p) noexcept { delete static_cast<std::vector<std::int64_t> *>(p); });
+      return nb::ndarray<nb::numpy, std::int64_t>(pairs->data(), { 2, n }, owner);
+    },
+    nb::arg("before"),
+    nb::arg("after"),
+    nb::arg("connectivity"));
   m.def("cuda_compiled", &Engine::IsCudaEngineCompiled);
   m.def("cuda_device_count", []() {
     std::string reason;

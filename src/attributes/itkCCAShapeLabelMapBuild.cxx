@@ -61,9 +61,22 @@ ReserveHandler()
   }
   throw std::bad_alloc();
 }
-} // namespace
 
-CCAMemoryReserve::CCAMemoryReserve()
+/** While alive, an allocation that fails first gets memory back from a reserve (one of 64 pieces of 1 MB per
+ * failure) and marks the memory exhausted, instead of throwing at once. The previous new-handler is restored
+ * (and called once the reserve is spent) on destruction. The pieces stay allocated between builds (untouched,
+ * so address space rather than resident memory). One reserve and one handler per process. */
+class MemoryReserve
+{
+public:
+  MemoryReserve();
+  ~MemoryReserve();
+  MemoryReserve(const MemoryReserve &) = delete;
+  MemoryReserve &
+  operator=(const MemoryReserve &) = delete;
+};
+
+MemoryReserve::MemoryReserve()
 {
   // Builds of several filters at once share one reserve and one handler (the first installs them).
   const std::lock_guard<std::mutex> lock(g_Mutex);
@@ -81,7 +94,7 @@ CCAMemoryReserve::CCAMemoryReserve()
   }
 }
 
-CCAMemoryReserve::~CCAMemoryReserve()
+MemoryReserve::~MemoryReserve()
 {
   const std::lock_guard<std::mutex> lock(g_Mutex);
   if (--g_Users == 0)
@@ -90,14 +103,19 @@ CCAMemoryReserve::~CCAMemoryReserve()
   }
 }
 
-bool
-CCAMemoryReserve::IsExhausted()
-{
-  return g_Exhausted.load(std::memory_order_relaxed);
-}
+} // namespace
 
 namespace cca
 {
+
+void
+ThrowIfOutOfMemory()
+{
+  if (g_Exhausted.load(std::memory_order_relaxed))
+  {
+    throw std::bad_alloc();
+  }
+}
 
 void
 BuildLabelObjectsInBlocks(std::size_t numComponents, unsigned numberOfWorkUnits, const LabelObjectBuildSteps & steps)
@@ -107,7 +125,7 @@ BuildLabelObjectsInBlocks(std::size_t numComponents, unsigned numberOfWorkUnits,
   constexpr std::size_t  blockSize = 512;
   const std::size_t      numSlices = std::min<std::size_t>(16, 1 + numComponents / (1u << 16));
   const unsigned         workUnits = numComponents < 4 * blockSize ? 1u : std::max(1u, numberOfWorkUnits);
-  const CCAMemoryReserve reserve;
+  const MemoryReserve    reserve;
   bool                   inserting = false;
   for (std::size_t slice = 0; slice < numSlices; ++slice)
   {

@@ -148,25 +148,6 @@ ScalarKindName(ScalarKind kind)
   return "unknown";
 }
 
-const char *
-FeatureAlgorithmName(FeatureAlgorithm algorithm)
-{
-  switch (algorithm)
-  {
-    case FeatureAlgorithm::ConflictDetection:
-      return "FLSL+CD";
-    case FeatureAlgorithm::OnTheFlyMerge:
-      return "FLSL+OTF";
-    case FeatureAlgorithm::RunAtomics:
-      return "FLSL";
-    case FeatureAlgorithm::PixelAtomics:
-      return "naive";
-    case FeatureAlgorithm::LabelsOnly:
-      return "labels only";
-  }
-  return "unknown";
-}
-
 void
 WriteBasicColumnsOfSums(const std::vector<ComponentSums> & sums, const BasicGeometry & geometry,
                         const BasicColumns & columns, const std::uint64_t * newIndex, unsigned numberOfThreads)

@@ -48,9 +48,6 @@ CudaConnectedComponentAnalysis_EXPORT const char *
 ScalarKindName(ScalarKind kind);
 
 
-CudaConnectedComponentAnalysis_EXPORT const char *
-FeatureAlgorithmName(FeatureAlgorithm algorithm);
-
 /** Checks what every engine needs of a request: a dimension of 1 to 3, no empty side, size 1 along unused
  * dimensions, an input buffer; throws Error with one set of messages for both engines. Images of
  * `maxPixels` pixels or more throw Unavailable, naming `indexType` (the engine's index type): the

@@ -18,10 +18,13 @@
 #ifndef itkCCAHostMemory_h
 #define itkCCAHostMemory_h
 
-// Host memory advice for the large buffers of an update (label image, lines, runs), ITK-free.
+// Host memory for the large buffers of an update (label image, lines, runs, sums), ITK-free.
+
+#include "itkCCATypes.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #if defined(__linux__)
 #  include <sys/mman.h>
@@ -31,6 +34,10 @@ namespace itk
 {
 namespace cca
 {
+
+/** A host buffer that is filled completely right after resize(): not zero-filled first (Lines' columns). */
+template <typename T>
+using UninitializedVector = std::vector<T, Lines::Allocator<T>>;
 
 /** Asks Linux for transparent huge pages on a large host buffer about to be written for the first time
  * (a new label image, the lines): its first touch then faults in 2 MB pages instead of 4 KB ones, which is most of

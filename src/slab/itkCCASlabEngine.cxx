@@ -122,7 +122,7 @@ SlabEngine::SlabRequest(std::size_t s) const
   }
   slab.postProcessing = PostProcessing();
   slab.memoryBudget = 0;
-  slab.hostFeatures = true;
+  slab.keepSumsOnDevice = false;
   return slab;
 }
 

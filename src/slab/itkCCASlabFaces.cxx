@@ -19,6 +19,7 @@
 // slabs united, the merged ones numbered in raster order of their first pixel, the slabs' sums moved to the
 // image's indices and added, and what the cut falsified undone, all from the two planes of labels at each face.
 #include "itkCCASlabEngine.h"
+#include "itkCCAPairsAcross.h"
 
 #include <numeric>
 
@@ -74,49 +75,10 @@ private:
   std::vector<std::uint64_t> m_Parent;
 };
 
-/** The plane's extent: x, and y in 3-D (a 2-D image's plane is one row). */
-struct PlaneShape
-{
-  std::uint64_t width;
-  std::uint64_t height;
-};
-
 PlaneShape
 ShapeOfPlane(const SlabFaces & faces)
 {
   return { faces.size[0], faces.plan.axis == 2 ? faces.size[1] : 1 };
-}
-
-/** Calls visit(i, j, dx, dy) for each pixel i of a plane and each pixel j = i + (dx, dy) of the next one, with
- * |dx|, |dy| at most `reach` (0 or 1) and j inside the plane. */
-template <typename TVisit>
-void
-ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit)
-{
-  const auto w = static_cast<std::int64_t>(shape.width);
-  const auto h = static_cast<std::int64_t>(shape.height);
-  const int  reachY = h > 1 ? reach : 0;
-  for (std::int64_t y = 0; y < h; ++y)
-  {
-    for (std::int64_t x = 0; x < w; ++x)
-    {
-      const std::uint64_t i = static_cast<std::uint64_t>(y * w + x);
-      for (int dy = -reachY; dy <= reachY; ++dy)
-      {
-        if (y + dy < 0 || y + dy >= h)
-        {
-          continue;
-        }
-        for (int dx = -reach; dx <= reach; ++dx)
-        {
-          if (x + dx >= 0 && x + dx < w)
-          {
-            visit(i, static_cast<std::uint64_t>((y + dy) * w + x + dx), dx, dy);
-          }
-        }
-      }
-    }
-  }
 }
 } // namespace
 
@@ -153,13 +115,10 @@ SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
     const std::uint32_t * above = firstPlaneLabels[s + 1].data();
     const std::uint64_t   belowBase = firstComponent[s] - 1;
     const std::uint64_t   aboveBase = firstComponent[s + 1] - 1;
-    // The pixels across that the connectivity joins: the one straight across (one non-zero offset component),
-    // and its neighbors in the plane where they add no more non-zero components than it allows (fully connected:
-    // all 3 in 2-D, 9 in 3-D). Multi-label input: only pieces of one class (value) join.
+    // Multi-label input: only pieces of one class (value) join.
     const bool classes = !classOf.empty();
-    ForEachPairAcross(shape, connectivity.IsFace() ? 0 : 1, [&](std::uint64_t i, std::uint64_t j, int dx, int dy) {
-      const unsigned nonZero = 1u + (dx != 0 ? 1u : 0u) + (dy != 0 ? 1u : 0u);
-      if (connectivity.Joins(nonZero) && below[i] != 0 && above[j] != 0 &&
+    ForEachJoinedPairAcross(shape, connectivity, [&](std::uint64_t i, std::uint64_t j) {
+      if (below[i] != 0 && above[j] != 0 &&
           (!classes || classOf[belowBase + below[i]] == classOf[aboveBase + above[j]]))
       {
         forest.Unite(belowBase + below[i], aboveBase + above[j]);

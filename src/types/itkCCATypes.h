@@ -40,35 +40,6 @@ namespace cca
 
 constexpr unsigned MaxDimension = 3;
 
-/** std::allocator whose resize() leaves new elements default-initialized (integers: uninitialized): for
- * buffers that are filled completely right away (tens of millions of runs or lines would otherwise be
- * zero-filled first, single-threaded). */
-template <typename T>
-struct UninitializedAllocator : std::allocator<T>
-{
-  template <typename U>
-  struct rebind
-  {
-    using other = UninitializedAllocator<U>;
-  };
-  UninitializedAllocator() = default;
-  template <typename U>
-  UninitializedAllocator(const UninitializedAllocator<U> &) noexcept
-  {}
-  template <typename U>
-  void
-  construct(U * p) noexcept(std::is_nothrow_default_constructible<U>::value)
-  {
-    ::new (static_cast<void *>(p)) U;
-  }
-  template <typename U, typename... TArgs>
-  void
-  construct(U * p, TArgs &&... args)
-  {
-    ::new (static_cast<void *>(p)) U(std::forward<TArgs>(args)...);
-  }
-};
-
 /** The label of the k-th component (0-based, raster order of first pixels): k, plus one from `skipValue` on,
  * which is how ConnectedComponentImageFilter steps over a non-negative background value. The one rule for
  * the label image (both engines) and the filter's features and LabelMap. */
@@ -260,19 +231,6 @@ public:
   using Error::Error;
 };
 
-/** How the CUDA engine accumulates the per-component features (Lemaitre et al. 2021, Table 1). All give
- * the same result; they exist to reproduce the paper's comparison (LabelsOnly: the same labels, no features,
- * to compare with labels-only algorithms). Only the default also computes the
- * LabelMap's sums. The CPU engine has one algorithm and ignores this. */
-enum class FeatureAlgorithm : std::uint8_t
-{
-  ConflictDetection, ///< FLSL+CD: per-run contributions voted with __match_any_sync (default)
-  OnTheFlyMerge,     ///< FLSL+OTF: features move with the union-find links as runs merge
-  RunAtomics,        ///< FLSL: one set of atomics per run
-  PixelAtomics,      ///< naive: one set of atomics per pixel, after labeling
-  LabelsOnly         ///< no features: the labeling path alone, for the benchmark (its features are refused)
-};
-
 /** What is done with the components after labeling (RelabelComponentImageFilter's options, with
  * LabelShapeKeepNObjectsImageFilter's N largest and ShapeOpeningLabelMapFilter's physical size): the
  * removed components become background in both outputs, the kept ones are numbered 1, 2, ... (stepping
@@ -371,17 +329,17 @@ struct Request
   bool           computePerimeter = false;
   PostProcessing postProcessing;
   double         pixelVolume = 1; ///< the spacing's product, in dimension order (for minimumPhysicalSize)
-  /** CUDA engine only (the benchmark's variants). */
-  FeatureAlgorithm featureAlgorithm = FeatureAlgorithm::ConflictDetection;
   /** CUDA engine only: `input` and `mask` are device pointers (CuPy, PyTorch) on the engine's device; the
    * engine's work is ordered after the work already queued on `stream` (a cudaStream_t; nullptr: none). */
   bool   inputOnDevice = false;
   void * stream = nullptr;
-  /** The CUDA engine's per-component sums come to the host as ComponentSums rows during the analysis (the
-   * filter: LabelMap, features). false: they stay on the device until WriteBasicColumns() takes the columns
-   * it needs, or a later GetComponentSums() fetches the rows (the Python table: millions of components'
-   * rows cost more than the labeling). Then no other call may run on the facade beside that one. */
-  bool hostFeatures = true;
+  /** The CUDA engine keeps the per-component sums on the device: the table's columns are then made there
+   * (WriteBasicColumns(), host or device columns), and the sums' rows come to the host only if
+   * GetComponentSums() asks for them, which must then not run beside another call on the same facade (it
+   * uses the engine's transfer buffers). For callers that take columns (the Python table: millions of
+   * components' rows cost more than the labeling). false: the rows come to the host with the analysis (the
+   * LabelMap's build reads them beside the label image's writing). */
+  bool keepSumsOnDevice = false;
   /** Batches: the image is a stack of images along its slowest axis (y in 2-D, z in 3-D), each
    * `batchExtent` indices long, labeled each on its own: no component reaches from one image into the next.
    * 0: one image. Must divide the slowest axis' size; the basic features only (no shape sums). */
@@ -495,8 +453,36 @@ struct IntensityStatistics
  * (0-based) has lines [firstLine[k], firstLine[k + 1]); indices include the region's start. */
 struct Lines
 {
+  /** The columns' allocator: std::allocator whose resize() leaves new elements default-initialized (integers:
+   * uninitialized), for columns that the engines fill completely right away (tens of millions of lines would
+   * otherwise be zero-filled first, single-threaded). */
   template <typename T>
-  using Column = std::vector<T, UninitializedAllocator<T>>;
+  struct Allocator : std::allocator<T>
+  {
+    template <typename U>
+    struct rebind
+    {
+      using other = Allocator<U>;
+    };
+    Allocator() = default;
+    template <typename U>
+    Allocator(const Allocator<U> &) noexcept
+    {}
+    template <typename U>
+    void
+    construct(U * p) noexcept(std::is_nothrow_default_constructible<U>::value)
+    {
+      ::new (static_cast<void *>(p)) U;
+    }
+    template <typename U, typename... TArgs>
+    void
+    construct(U * p, TArgs &&... args)
+    {
+      ::new (static_cast<void *>(p)) U(std::forward<TArgs>(args)...);
+    }
+  };
+  template <typename T>
+  using Column = std::vector<T, Allocator<T>>;
   Column<std::uint64_t>                          firstLine;
   Column<std::array<std::int64_t, MaxDimension>> index;
   Column<std::uint64_t>                          length;
