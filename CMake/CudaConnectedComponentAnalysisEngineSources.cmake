@@ -6,6 +6,7 @@ set(CCA_ENGINE_SOURCES
   src/core/itkCudaConnectedComponentAnalysisEngine.cxx
   src/core/itkCudaConnectedComponentAnalysisEnums.cxx
   src/core/itkCCAEngine.cxx
+  src/core/itkCCAEngineChoice.cxx
   src/core/itkCCAComponentSelection.cxx
   # the attributes: their table and formulas, from the engines' sums
   src/attributes/itkCCAAttributes.cxx

@@ -15,8 +15,9 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// The engine facade of the filter: engine choice and caching, the automatic backend's CPU fallback,
-// and the conversions between the engines' runs and sums and what the filter's outputs need.
+// The engine facade of the filter: the analysis on the engine chosen (itkCCAEngineChoice.h), whole or in slabs, the
+// post-processing's selection, and the conversions between the engines' runs and sums and what the filter's
+// outputs need.
 
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 
@@ -24,6 +25,7 @@
 
 #include "itkCCAComponentSelection.h"
 #include "itkCCAEngine.h"
+#include "itkCCAEngineChoice.h"
 #include "itkCCAIntensityStatistics.h"
 #include "itkCCAHostMemory.h"
 #include "itkCCAParallelFor.h"
@@ -46,14 +48,6 @@ namespace itk
 {
 namespace
 {
-/** Below this many pixels the automatic backend takes the CPU engine for a host image: per call (labels +
- * basic table, numpy in/out, median of 200 calls, H100 with 16 threads, 2026-11-24, before the CUDA engine's
- * one-launch small-image path; docs/performance.md has the current figures) the CPU engine took 0.09 ms at 64²
- * and 128² and 0.29 ms at 32³ against 0.24-0.39 ms for the CUDA engine, the two met at 256² (0.31 / 0.27 ms), and
- * from 512² and 64³ on the CUDA engine was 2-3x faster. Below 2^16 pixels the CPU engine works as one block on one
- * thread, so the crossover does not depend on the host's core count. */
-constexpr std::uint64_t AutomaticCudaFromPixels = std::uint64_t{ 1 } << 16;
-
 /** Throws where a class value (read as the input's kind `classKind` reads it) does not fit the output pixel kind
  * `outputKind`: a cleaned segmentation must not wrap its classes around. */
 void
@@ -81,114 +75,10 @@ CheckClassValuesFit(const std::vector<std::int64_t> & classes, cca::ScalarKind c
   }
 }
 
-void
-WriteWarningToStandardError(const char * text)
-{
-  std::cerr << "CudaConnectedComponentAnalysis: " << text << std::flush;
-}
-
-std::atomic<CudaConnectedComponentAnalysisEngine::WarningHandler> warningHandler{ &WriteWarningToStandardError };
-
-/** The automatic backend's fallback to the CPU engine is said once per process, not per Update(). */
-void
-ReportCPUFallbackOnce(const std::string & reason)
-{
-  static std::once_flag once;
-  std::call_once(once, [&reason]() {
-    const std::string text = reason + " -- using the CPU engine.\n";
-    warningHandler.load()(text.c_str());
-  });
-}
 } // namespace
 
-/** Engines of destroyed filters, kept for the next filter of the same backend, device and thread count:
- * a user's script makes a new filter for each image, and a new engine would allocate its device buffers,
- * its page-locked staging buffers and its host tables (millions of components) again, first touch
- * included, which costs more than a small image's whole analysis. One engine per key; released by
- * ReleaseCachedEngines(). Never destroyed at exit (device memory goes with the process; a CUDA engine's
- * destructor must not run after the CUDA runtime's own teardown). */
-class EngineCache
+struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
 {
-public:
-  static EngineCache &
-  Instance()
-  {
-    static auto * cache = new EngineCache;
-    return *cache;
-  }
-
-  struct Key
-  {
-    CudaConnectedComponentAnalysisEngine::Backend backend;
-    int                                           deviceId;
-    unsigned                                      threads;
-    unsigned                                      workUnits;
-    bool
-    operator==(const Key & other) const
-    {
-      return backend == other.backend && deviceId == other.deviceId && threads == other.threads &&
-             workUnits == other.workUnits;
-    }
-  };
-
-  std::unique_ptr<cca::Engine>
-  Take(const Key & key)
-  {
-    const std::lock_guard<std::mutex> lock(m_Mutex);
-    for (auto it = m_Engines.begin(); it != m_Engines.end(); ++it)
-    {
-      if (it->first == key)
-      {
-        auto engine = std::move(it->second);
-        m_Engines.erase(it);
-        return engine;
-      }
-    }
-    return nullptr;
-  }
-
-  void
-  Give(const Key & key, std::unique_ptr<cca::Engine> engine)
-  {
-    const std::lock_guard<std::mutex> lock(m_Mutex);
-    for (auto & entry : m_Engines)
-    {
-      if (entry.first == key)
-      {
-        entry.second = std::move(engine); // the newer one; the older is freed here
-        return;
-      }
-    }
-    m_Engines.emplace_back(key, std::move(engine));
-  }
-
-  void
-  Clear()
-  {
-    std::vector<std::pair<Key, std::unique_ptr<cca::Engine>>> engines;
-    {
-      const std::lock_guard<std::mutex> lock(m_Mutex);
-      engines.swap(m_Engines);
-    }
-  }
-
-private:
-  std::mutex                                                m_Mutex;
-  std::vector<std::pair<Key, std::unique_ptr<cca::Engine>>> m_Engines;
-};
-
-struct CudaConnectedComponentAnalysisEngine::Internals
-{
-  ~Internals()
-  {
-    if (engine)
-    {
-      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits },
-                                   std::move(engine));
-    }
-  }
-
-  std::unique_ptr<cca::Engine> engine;
   /** Over `engine`, where the last Analyze() cut the image into slabs (Request::memoryBudget). */
   std::unique_ptr<cca::SlabEngine> slabEngine;
   Request                          lastRequest; ///< its buffers valid until its outputs are written
@@ -220,10 +110,6 @@ struct CudaConnectedComponentAnalysisEngine::Internals
       step();
     }
   }
-  Backend       engineBackend{ Backend::Automatic };
-  int           engineDeviceId{ -1 };
-  unsigned      engineThreads{ 0 };
-  unsigned      engineWorkUnits{ 0 };
   Backend       used{ Backend::Automatic };
   std::string   description;
   std::uint64_t pixels{ 0 }; ///< of the last Analyze()
@@ -334,62 +220,6 @@ struct CudaConnectedComponentAnalysisEngine::Internals
         selectedIntensity.integers[c * kept + j] = all.integers[c * k + selection.order[j]];
       }
     }
-  }
-
-  /** The engine for `backend` (never Automatic here), kept while backend, device and threads stay. */
-  cca::Engine &
-  Acquire(Backend backend, int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits)
-  {
-    const bool same =
-      engine && engineBackend == backend &&
-      (backend == Backend::CUDA ? engineDeviceId == deviceId
-                                : engineThreads == numberOfThreads && engineWorkUnits == numberOfWorkUnits);
-    if (!same)
-    {
-      if (engine)
-      {
-        EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits },
-                                     std::move(engine));
-      }
-      const bool             cuda = backend == Backend::CUDA;
-      const EngineCache::Key key{
-        backend, cuda ? deviceId : -1, cuda ? 0u : numberOfThreads, cuda ? 0u : numberOfWorkUnits
-      };
-      engine = EngineCache::Instance().Take(key);
-      if (!engine)
-      {
-        engine = cuda ? cca::CreateCudaEngine(deviceId) : cca::CreateCPUEngine(numberOfThreads, numberOfWorkUnits);
-      }
-      engineBackend = key.backend;
-      engineDeviceId = key.deviceId;
-      engineThreads = key.threads;
-      engineWorkUnits = key.workUnits;
-    }
-    return *engine;
-  }
-
-  /** Automatic: the CUDA engine where a device is usable, else the CPU engine (said once). */
-  cca::Engine &
-  AcquireAutomatic(int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits)
-  {
-    if (engine && engineBackend == Backend::CUDA && engineDeviceId == deviceId)
-    {
-      return *engine;
-    }
-    std::string reason;
-    if (cca::GetCudaDeviceCount(&reason) > 0)
-    {
-      try
-      {
-        return Acquire(Backend::CUDA, deviceId, numberOfThreads, numberOfWorkUnits);
-      }
-      catch (const cca::Unavailable & e)
-      {
-        reason = e.what();
-      }
-    }
-    ReportCPUFallbackOnce(reason);
-    return Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
   }
 
   cca::Engine &
@@ -517,7 +347,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
         "the image is in GPU memory: the CPU backend cannot read it (use the CUDA or automatic backend)");
     }
     Backend chosen = request.inputOnDevice ? Backend::CUDA : backend;
-    if (chosen == Backend::Automatic && request.NumberOfPixels() < AutomaticCudaFromPixels)
+    if (chosen == Backend::Automatic && request.NumberOfPixels() < cca::AutomaticCudaFromPixels)
     {
       chosen = Backend::CPU; // a choice by size, not a fallback: nothing to say
     }
@@ -541,7 +371,7 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       {
         throw;
       }
-      ReportCPUFallbackOnce(e.what());
+      cca::ReportCPUFallbackOnce(e.what());
       engine = &in.Acquire(Backend::CPU, deviceId, numberOfThreads, numberOfWorkUnits);
       count = in.AnalyzeWholeOrInSlabs(*engine, request, numberOfThreads);
     }
@@ -704,7 +534,7 @@ CudaConnectedComponentAnalysisEngine::MakeShapeAttributeCalculator(const Geometr
 void
 CudaConnectedComponentAnalysisEngine::ReleaseCachedEngines()
 {
-  EngineCache::Instance().Clear();
+  cca::EngineChoice::ReleaseCachedEngines();
 }
 
 bool
@@ -774,7 +604,7 @@ CudaConnectedComponentAnalysisEngine::RunBeside(const std::function<void()> & be
 void
 CudaConnectedComponentAnalysisEngine::SetWarningHandler(WarningHandler handler)
 {
-  warningHandler.store(handler != nullptr ? handler : &WriteWarningToStandardError);
+  cca::SetWarningHandler(handler);
 }
 
 } // namespace itk

@@ -1,0 +1,89 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+#ifndef itkCCAEngineChoice_h
+#define itkCCAEngineChoice_h
+
+// Which engine a facade analyzes with: the backend asked for, or the automatic one (the CPU engine for small host
+// images, else the CUDA engine where a device is usable, else the CPU engine, said once); engines kept between
+// facades; where the facade's warnings go.
+
+#include "itkCCAEngine.h"
+#include "itkCudaConnectedComponentAnalysisEnums.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace itk
+{
+namespace cca
+{
+
+using Backend = CudaConnectedComponentAnalysisEnums::Backend;
+
+/** Below this many pixels the automatic backend takes the CPU engine for a host image: per call (labels +
+ * basic table, numpy in/out, median of 200 calls, H100 with 16 threads, 2026-11-24, before the CUDA engine's
+ * one-launch small-image path; docs/performance.md has the current figures) the CPU engine took 0.09 ms at 64²
+ * and 128² and 0.29 ms at 32³ against 0.24-0.39 ms for the CUDA engine, the two met at 256² (0.31 / 0.27 ms), and
+ * from 512² and 64³ on the CUDA engine was 2-3x faster. Below 2^16 pixels the CPU engine works as one block on one
+ * thread, so the crossover does not depend on the host's core count. */
+constexpr std::uint64_t AutomaticCudaFromPixels = std::uint64_t{ 1 } << 16;
+
+/** The engine one facade holds, with what it was made for (backend, device, threads, work units): kept while
+ * those stay, else given to the process's cache of engines and the right one taken from it or made. Given back to
+ * the cache on destruction. */
+struct EngineChoice
+{
+  EngineChoice() = default;
+  ~EngineChoice();
+  EngineChoice(const EngineChoice &) = delete;
+  EngineChoice &
+  operator=(const EngineChoice &) = delete;
+
+  /** The engine for `backend` (never Automatic here). */
+  Engine &
+  Acquire(Backend backend, int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits);
+
+  /** Automatic: the CUDA engine where a device is usable, else the CPU engine (said once). */
+  Engine &
+  AcquireAutomatic(int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits);
+
+  /** Frees the engines of destroyed facades (their device and page-locked buffers, their host tables). */
+  static void
+  ReleaseCachedEngines();
+
+  std::unique_ptr<Engine> engine;
+  Backend                 engineBackend{ Backend::Automatic };
+  int                     engineDeviceId{ -1 };
+  unsigned                engineThreads{ 0 };
+  unsigned                engineWorkUnits{ 0 };
+};
+
+/** The automatic backend's fallback to the CPU engine, said once per process (not per Update()) through the
+ * warning handler. */
+void
+ReportCPUFallbackOnce(const std::string & reason);
+
+/** Where the facade's warnings go: `handler(text)`; nullptr: standard error. */
+void
+SetWarningHandler(void (*handler)(const char * text));
+
+} // namespace cca
+} // namespace itk
+
+#endif
