@@ -173,10 +173,36 @@ public:
   };
   using ComponentFeaturesContainer = std::vector<ComponentFeatures>;
 
-  /** Face connectivity only (4 in 2D, 6 in 3D; default), or face+edge+vertex (8 / 26). */
-  itkSetMacro(FullyConnected, bool);
+  /** Face connectivity only (4 in 2D, 6 in 3D; default), or face+edge+vertex (8 / 26), as ITK's filters have it.
+   * Setting it undoes a SetConnectivity(). */
+  virtual void
+  SetFullyConnected(bool fullyConnected)
+  {
+    if (m_FullyConnected != fullyConnected || m_Connectivity != 0)
+    {
+      m_FullyConnected = fullyConnected;
+      m_Connectivity = 0;
+      this->Modified();
+    }
+  }
   itkGetConstReferenceMacro(FullyConnected, bool);
   itkBooleanMacro(FullyConnected);
+
+  /** Past ITK: the connectivity as the number of neighbors that join (cc3d's and the Python package's count): 2 in
+   * 1D; 4 or 8 in 2D; 6, 18 (faces and edges, which ITK's filters do not have) or 26 in 3D. 0 (the default):
+   * FullyConnected decides. Set, it decides, and FullyConnected says whether it is every neighbor. A count the
+   * image's dimension does not have is refused at the update. */
+  virtual void
+  SetConnectivity(unsigned numberOfNeighbors)
+  {
+    if (m_Connectivity != numberOfNeighbors)
+    {
+      m_Connectivity = numberOfNeighbors;
+      m_FullyConnected = numberOfNeighbors != 0 && numberOfNeighbors == NumberOfNeighbors(ImageDimension);
+      this->Modified();
+    }
+  }
+  itkGetConstMacro(Connectivity, unsigned);
 
   /** Output value of background pixels; object labels step over it (as ConnectedComponentImageFilter). */
   itkSetMacro(BackgroundValue, OutputPixelType);
@@ -456,6 +482,21 @@ protected:
   AllocateOutputs() override;
 
 private:
+  /** How many neighbors have an offset of at most `maxNonZero` non-zero components in ImageDimension dimensions:
+   * the sum over k of C(D, k) 2^k (3^D - 1 for every neighbor). */
+  static constexpr unsigned
+  NumberOfNeighbors(unsigned maxNonZero)
+  {
+    unsigned count = 0;
+    unsigned choose = 1; // C(D, k)
+    for (unsigned k = 1; k <= maxNonZero && k <= ImageDimension; ++k)
+    {
+      choose = choose * (ImageDimension - k + 1) / k;
+      count += choose << k;
+    }
+    return count;
+  }
+
   using EngineType = CudaConnectedComponentAnalysisEngine;
 
   /** The attributes of GetComponentFeatureTable() (ITK-named, from the basic sums) or, with `intensity`, of
@@ -550,6 +591,7 @@ private:
   }
 
   bool                       m_FullyConnected{ false };
+  unsigned                   m_Connectivity{ 0 };
   bool                       m_GenerateLabelImage{ true };
   bool                       m_GenerateLabelMap{ true };
   bool                       m_ComputePerimeter{ true };

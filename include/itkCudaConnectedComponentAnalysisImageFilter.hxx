@@ -191,6 +191,25 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     request.size[d] = region.GetSize(d);
   }
   request.connectivity = cca::Connectivity::FromFullyConnected(m_FullyConnected);
+  if (m_Connectivity != 0)
+  {
+    unsigned maxNonZero = 1;
+    while (maxNonZero <= ImageDimension && NumberOfNeighbors(maxNonZero) != m_Connectivity)
+    {
+      ++maxNonZero;
+    }
+    if (maxNonZero > ImageDimension)
+    {
+      std::ostringstream counts;
+      for (unsigned m = 1; m <= ImageDimension; ++m)
+      {
+        counts << (m > 1 ? (m == ImageDimension ? " or " : ", ") : "") << NumberOfNeighbors(m);
+      }
+      itkExceptionMacro(<< "Connectivity " << m_Connectivity << " is not a connectivity of a " << ImageDimension
+                        << "-D image: " << counts.str() << " neighbors");
+    }
+    request.connectivity = cca::Connectivity{ maxNonZero };
+  }
   request.input = input->GetBufferPointer();
   request.inputKind = cca::ScalarKindOf<InputPixelType>();
 
@@ -701,6 +720,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
 {
   Superclass::PrintSelf(os, indent);
   os << indent << "FullyConnected: " << m_FullyConnected << std::endl;
+  os << indent << "Connectivity: " << m_Connectivity << (m_Connectivity == 0 ? " (FullyConnected decides)" : "")
+     << std::endl;
   os << indent << "GenerateLabelImage: " << m_GenerateLabelImage << std::endl;
   os << indent << "GenerateLabelMap: " << m_GenerateLabelMap << std::endl;
   os << indent << "ComputePerimeter: " << m_ComputePerimeter << std::endl;

@@ -43,7 +43,7 @@
 //   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
-//   badconnectivity, lowerupper, badoutput, masksize, maskspacing, writefail, nocuda
+//   badconnectivity, connectivity18in2d, lowerupper, badoutput, masksize, maskspacing, writefail, nocuda
 //                                one error each: exit code and message on stderr; no output file left behind
 //                                (empty and emptyrange with --fail-if-empty; without it no foreground is a result:
 //                                CCAToolSafety_empty*)
@@ -130,13 +130,29 @@ ReferenceLabels(const Real3 * input, const Binary3 * mask, const std::vector<std
   threshold->SetUpperThreshold(nonZero ? 0.0 : upper.empty() ? inf : std::stod(upper));
   threshold->SetInsideValue(nonZero ? 0 : 1);
   threshold->SetOutsideValue(nonZero ? 1 : 0);
-  auto cc = ConnectedComponentImageFilter<Binary3, LabelImage3, Binary3>::New();
-  cc->SetInput(threshold->GetOutput());
-  cc->SetMaskImage(mask);
-  const std::string connectivity = Option(args, "--connectivity");
-  cc->SetFullyConnected(connectivity == "full" || connectivity == "26" || connectivity == "8");
-  cc->Update();
-  LabelImage3::Pointer labels = cc->GetOutput();
+  const std::string    connectivity = Option(args, "--connectivity");
+  LabelImage3::Pointer labels;
+  if (connectivity == "18")
+  {
+    // Past ITK's filters: the module filter's own faces-and-edges labeling, which CCAConnectivity checks against a
+    // flood fill; here what matters is that the tool asks for it.
+    auto ours = CudaConnectedComponentAnalysisImageFilter<Binary3, LabelImage3, Binary3>::New();
+    ours->SetInput(threshold->GetOutput());
+    ours->SetMaskImage(mask);
+    ours->SetConnectivity(18);
+    ours->SetBackend(CudaConnectedComponentAnalysisEnums::Backend::CPU);
+    ours->Update();
+    labels = ours->GetOutput();
+  }
+  else
+  {
+    auto cc = ConnectedComponentImageFilter<Binary3, LabelImage3, Binary3>::New();
+    cc->SetInput(threshold->GetOutput());
+    cc->SetMaskImage(mask);
+    cc->SetFullyConnected(connectivity == "full" || connectivity == "26" || connectivity == "8");
+    cc->Update();
+    labels = cc->GetOutput();
+  }
   const std::string    minSize = Option(args, "--min-size"), minPhysical = Option(args, "--min-physical-size");
   const std::string    keep = Option(args, "--keep");
   if (!Option(args, "--sort").empty() || !minSize.empty() || !minPhysical.empty())
@@ -434,6 +450,7 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
       { "badvalue", { 1, "'abc' is not a non-negative integer", { ct, "--min-size", "abc" } } },
       { "badnumber", { 1, "is not a (finite) number", { ct, "--lower", "1e400" } } },
       { "badconnectivity", { 1, "is not one of face, full", { ct, "--connectivity", "5" } } },
+      { "connectivity18in2d", { 6, "not a connectivity of a 2-D image", { ct, "--connectivity", "18" } } },
       { "lowerupper", { 1, "is above --upper", { ct, "--lower", "5", "--upper", "2" } } },
       { "badoutput", { 1, "no image format", { ct, "--output", f + "labels.xyz" } } },
       // PNG has no 32-bit pixels: ITK's writer refuses, after creating the file
@@ -1243,7 +1260,7 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
                                       {},
                                       "nii.gz",
                                       Default,
-                                      { "--sort", "--keep", "10" },
+                                      { "--sort", "--keep", "10", "--connectivity", "18" },
                                       "nrrd",
                                       IOComponentEnum::UCHAR);
     }

@@ -90,7 +90,7 @@ Intensities (a second image measured inside the objects, such as the CT under a 
                           --memory-budget: the image is analyzed whole
 Labeling:
   --connectivity C        face (4 in 2D, 6 in 3D; default) or full (8 in 2D, 26 in 3D); 4, 6, 8 and 26
-                          are accepted too
+                          are accepted too, and 18 (faces and edges, 3D only)
   --min-size N            objects of fewer than N pixels become background
   --min-physical-size X   objects smaller than X mm^3 (mm^2 in 2D) become background
   --keep N                keep the N largest objects only
@@ -147,8 +147,8 @@ Exit codes:
   5  the label type cannot hold the number of objects, or with --class-values a class value (nothing is
      written)
   6  any other failure (the filter or a writer failed; ITK's message is printed): an --intensity image of
-     another size or geometry than the input's, --backend cuda where no CUDA device is usable (the
-     reason is said) among them
+     another size or geometry than the input's, --connectivity 18 on a 2D image, --backend cuda where no
+     CUDA device is usable (the reason is said) among them
 
 Example: cca ct.nii.gz --lower 250 --connectivity full --min-size 10 --sort --output bones.nii.gz --csv bones.csv
          cca seg.nii.gz --multilabel --per-class --keep 1 --class-values --output cleaned.nii.gz --csv organs.csv
@@ -280,6 +280,7 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     else if (arg == "--connectivity")
     {
       const std::string c = next();
+      options.connectivityNeighbors = 0;
       if (c == "face" || c == "4" || c == "6")
       {
         options.fullyConnected = false;
@@ -288,9 +289,14 @@ ParseCommandLine(int argc, char * argv[], Options & options)
       {
         options.fullyConnected = true;
       }
+      else if (c == "18")
+      {
+        options.fullyConnected = false;
+        options.connectivityNeighbors = 18;
+      }
       else
       {
-        throw UsageError("--connectivity: '" + c + "' is not one of face, full, 4, 6, 8, 26");
+        throw UsageError("--connectivity: '" + c + "' is not one of face, full, 4, 6, 8, 18, 26");
       }
     }
     else if (arg == "--min-size")

@@ -95,6 +95,8 @@ struct Options
   double                                            lower{ 0 };
   double                                            upper{ 0 };
   bool                                              fullyConnected{ false };
+  /** --connectivity 18: faces and edges in 3-D (the filter's SetConnectivity); 0: fullyConnected decides. */
+  unsigned                                          connectivityNeighbors{ 0 };
   std::uint64_t                                     minimumObjectSize{ 0 };
   double                                            minimumPhysicalSize{ 0 };
   std::uint64_t                                     numberOfObjectsToKeep{ 0 };

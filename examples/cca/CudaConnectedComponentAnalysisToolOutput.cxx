@@ -250,8 +250,10 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
   {
     report.image += " (DICOM series of " + std::to_string(input.fileNames.size()) + " files)";
   }
-  report.connectivity = options.fullyConnected ? (D == 2 ? "full (8 neighbours)" : "full (26 neighbours)")
-                                               : (D == 2 ? "face (4 neighbours)" : "face (6 neighbours)");
+  report.connectivity = options.connectivityNeighbors == 18
+                          ? "face and edge (18 neighbours)"
+                          : options.fullyConnected ? (D == 2 ? "full (8 neighbours)" : "full (26 neighbours)")
+                                                   : (D == 2 ? "face (4 neighbours)" : "face (6 neighbours)");
   std::vector<std::string> steps;
   if (options.minimumObjectSize > 0)
   {
@@ -278,7 +280,7 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
                            { "lower", options.hasLower ? Json(options.lower) : Json() },
                            { "upper", options.hasUpper ? Json(options.upper) : Json() },
                            { "mask", options.mask.empty() ? Json() : Json(options.mask) } };
-  header["connectivity"] = options.fullyConnected ? "full" : "face";
+  header["connectivity"] = options.connectivityNeighbors == 18 ? "18" : options.fullyConnected ? "full" : "face";
   header["fullyConnected"] = options.fullyConnected;
   header["postProcessing"] = { { "minimumObjectSize", options.minimumObjectSize },
                                { "minimumPhysicalSize", options.minimumPhysicalSize },

@@ -86,6 +86,10 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
     filter->SetFeatureImage(intensity);
   }
   filter->SetFullyConnected(options.fullyConnected);
+  if (options.connectivityNeighbors != 0)
+  {
+    filter->SetConnectivity(options.connectivityNeighbors);
+  }
   filter->SetMinimumObjectSize(options.minimumObjectSize);
   filter->SetMinimumPhysicalSize(options.minimumPhysicalSize);
   filter->SetNumberOfObjectsToKeep(options.numberOfObjectsToKeep);

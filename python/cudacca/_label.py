@@ -14,7 +14,7 @@ _local = threading.local()
 
 #: The connectivities users name (scikit-image's 1 .. ndim, cc3d's neighbor counts) as the engines' value: the most
 #: non-zero components of a joining neighbor's offset.
-_CONNECTIVITY = {1: {1: 1, 2: 1}, 2: {1: 1, 4: 1, 2: 2, 8: 2}, 3: {1: 1, 6: 1, 3: 3, 26: 3}}
+_CONNECTIVITY = {1: {1: 1, 2: 1}, 2: {1: 1, 4: 1, 2: 2, 8: 2}, 3: {1: 1, 6: 1, 2: 2, 18: 2, 3: 3, 26: 3}}
 
 
 @atexit.register
@@ -74,13 +74,13 @@ def _connectivity(connectivity, ndim):
     if isinstance(connectivity, str):
         if connectivity in ("face", "full"):
             return ndim if connectivity == "full" else 1
-        raise ValueError("connectivity: 'face', 'full', 1 .. ndim (scikit-image) or 4/8, 6/26 (cc3d)")
+        raise ValueError("connectivity: 'face', 'full', 1 .. ndim (scikit-image) or 4/8, 6/18/26 (cc3d)")
     table = _CONNECTIVITY[ndim]
     if connectivity not in table:
         allowed = ", ".join(str(k) for k in table)
         raise ValueError(
-            f"connectivity {connectivity!r} is not one of ITK's two for {ndim}-D images: {allowed} "
-            "(face neighbors or all neighbors)"
+            f"connectivity {connectivity!r} is not one for {ndim}-D images: {allowed} "
+            "(scikit-image's most non-zero offset components, or cc3d's number of neighbors)"
         )
     return table[connectivity]
 
@@ -140,8 +140,8 @@ def label(
         array (of numpy or CuPy chunks) is labelled chunk by chunk, joined at the chunks' faces, without gathering
         it: the labels come back as a lazy Dask array of the same chunks (CuPy chunks: CuPy labels, on their GPU),
         the table (basic columns) computed; no mask then. Needs dask and scipy.
-    connectivity: None or 1 or "face" (the default, as ITK: 4 in 2-D, 6 in 3-D), ndim or "full" (8, 26);
-        cc3d's 4/8 and 6/26 are understood.
+    connectivity: None or 1 or "face" (the default, as ITK: 4 in 2-D, 6 in 3-D), ndim or "full" (8, 26), or in 3-D
+        2 (faces and edges: 18); cc3d's 4/8 and 6/18/26 are understood.
     background: the input value that is not an object (default 0).
     mask: optional array of the image's shape, where the image is; zero mask pixels are background.
     min_size: components of fewer pixels are removed (become 0).

@@ -32,9 +32,9 @@ def test_all_ones_and_empty(backend):
 def test_labels_and_regionprops_equal_skimage(backend, shape):
     from skimage import measure
 
-    for full, (d, g) in itertools.product([False, True], DENSITY_GRANULARITY):
+    # every connectivity of the dimension (scikit-image's number; 2 in 3-D: faces and edges, cc3d's 18)
+    for connectivity, (d, g) in itertools.product(range(1, len(shape) + 1), DENSITY_GRANULARITY):
         image = random_image(shape, d, g, seed=len(shape) * 100 + int(d * 10) + g)
-        connectivity = len(shape) if full else 1
         expected = measure.label(image, connectivity=connectivity, background=0)
         labels, table = cudacca.label(image, connectivity=connectivity, return_table=True, backend=backend,
                                       properties=["basic", "extent"])
@@ -53,7 +53,8 @@ def test_labels_and_regionprops_equal_skimage(backend, shape):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sizes_equal_cc3d(backend):
     cc3d = pytest.importorskip("cc3d")
-    for shape, connectivity in [((97, 89), 4), ((97, 89), 8), ((31, 29, 27), 6), ((31, 29, 27), 26)]:
+    for shape, connectivity in [((97, 89), 4), ((97, 89), 8), ((31, 29, 27), 6), ((31, 29, 27), 18),
+                                ((31, 29, 27), 26)]:
         image = random_image(shape, 0.5, 1, seed=connectivity)
         theirs = cc3d.connected_components(image, connectivity=connectivity)
         ours, table = cudacca.label(image, connectivity=connectivity, return_table=True, backend=backend)
@@ -127,7 +128,9 @@ def test_bad_input_raises_clearly():
     with pytest.raises(ValueError, match="shape"):
         cudacca.label(np.zeros((4, 4), np.uint8), mask=np.zeros((4, 5), np.uint8))
     with pytest.raises(ValueError, match="connectivity"):
-        cudacca.label(np.zeros((4, 4, 4), np.uint8), connectivity=18)
+        cudacca.label(np.zeros((4, 4), np.uint8), connectivity=18)  # a 3-D connectivity
+    with pytest.raises(ValueError, match="connectivity"):
+        cudacca.label(np.zeros((4, 4, 4), np.uint8), connectivity=4)
     with pytest.raises(ValueError, match="negative"):
         cudacca.label(np.zeros((4, 4), np.uint8), min_size=-1)
     with pytest.raises(ValueError, match="spacing"):

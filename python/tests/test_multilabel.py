@@ -43,12 +43,11 @@ def test_multilabel_equals_skimage_and_cc3d(backend, shape):
     import cc3d
     from skimage import measure
 
-    for (density, granularity, classes, full) in itertools.product(
-        [0.4, 0.8, 1.0], [1, 3], [[1, 2], [1, 2, 9, 200], [-4, 3, 7]], [False, True]
+    for (density, granularity, classes, connectivity) in itertools.product(
+        [0.4, 0.8, 1.0], [1, 3], [[1, 2], [1, 2, 9, 200], [-4, 3, 7]], range(1, len(shape) + 1)
     ):
         dtype = np.int16 if min(classes) < 0 else np.uint8
         image = class_map(shape, density, granularity, np.asarray(classes, dtype), seed=sum(shape) + granularity)
-        connectivity = len(shape) if full else 1
         # scikit-image labels each value's regions apart, numbered in raster order of first pixels: ITK's order
         expected = measure.label(image, connectivity=connectivity, background=0)
         labels, table = cudacca.label(image, connectivity=connectivity, multilabel=True, return_table=True,
@@ -61,7 +60,7 @@ def test_multilabel_equals_skimage_and_cc3d(backend, shape):
         np.testing.assert_array_equal(table["class"], flat[first])
         np.testing.assert_array_equal(table["num_pixels"], np.bincount(labels.ravel())[1:])
         if len(shape) >= 2:
-            cc3d_connectivity = {2: (4, 8), 3: (6, 26)}[len(shape)][int(full)]
+            cc3d_connectivity = {2: (4, 8), 3: (6, 18, 26)}[len(shape)][connectivity - 1]
             theirs = cc3d.connected_components(image, connectivity=cc3d_connectivity)
             same_partition(labels, theirs)
             counts = cc3d.statistics(theirs)["voxel_counts"][1:]

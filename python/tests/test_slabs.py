@@ -21,9 +21,9 @@ def columns_equal(a, b):
 @pytest.mark.parametrize("shape", [(40, 1), (45, 77), (13, 17, 19), (30, 1, 1), (40, 9, 33)])
 @pytest.mark.parametrize("budget", [1, 200_000])
 def test_slabbed_equals_whole(backend, shape, budget):
-    for full, (d, g) in itertools.product([False, True], DENSITY_GRANULARITY):
+    for connectivity, (d, g) in itertools.product(range(1, len(shape) + 1), DENSITY_GRANULARITY):
         image = random_image(shape, d, g, seed=sum(shape) + int(d * 10) + g)
-        kwargs = dict(connectivity="full" if full else "face", return_table=True, properties="all", backend=backend,
+        kwargs = dict(connectivity=connectivity, return_table=True, properties="all", backend=backend,
                       spacing=(0.5,) * (len(shape) - 1) + (2.0,))
         labels, table = cudacca.label(image, **kwargs)
         slab_labels, slab_table = cudacca.label(image, memory_budget=budget, **kwargs)

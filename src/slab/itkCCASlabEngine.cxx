@@ -137,13 +137,6 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
                                   "analyzed whole (no memory budget; the CPU engine takes images of any size)"
                                 : "only host images of 2 or 3 dimensions, not batches, are labeled in slabs");
   }
-  if (!request.connectivity.IsFace() && !request.connectivity.IsFull(request.dimension))
-  {
-    // Pieces of one component that touch at a corner inside a slab (CorrectSplitPieces) are only undone for face
-    // connectivity; face + edge connectivity would need them at corners alone.
-    throw Error("only face or full connectivity is labeled in slabs (" + std::to_string(request.connectivity.maxNonZero) +
-                " non-zero offset components asked): the image must be analyzed whole");
-  }
   m_Request = request;
   SlabPlan & plan = m_Faces.plan;
   plan.axis = request.dimension - 1;
@@ -210,7 +203,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   {
     m_Faces.CorrectCutSums(m_MergedOf, request.computePerimeter, pieces);
   }
-  if (request.computeShapeSums && request.computePerimeter && request.connectivity.IsFace())
+  if (request.computeShapeSums && request.computePerimeter && !request.connectivity.IsFull(request.dimension))
   {
     CorrectSplitPieces(pieces);
   }

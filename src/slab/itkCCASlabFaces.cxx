@@ -235,14 +235,16 @@ SlabFaces::CorrectSplitContacts(std::size_t slab, const std::vector<std::uint32_
       {
         continue;
       }
-      // The neighbors that share no face with the pixel: its edge and corner neighbors.
+      // The neighbors the connectivity does not join (face: the edge and corner neighbors; face and edge: the
+      // corner neighbors): where they belong to another piece of the pixel's merged component, the slab counted them
+      // as intercepts.
       for (int dz = -reachZ; dz <= reachZ; ++dz)
       {
         for (int dy = -1; dy <= 1; ++dy)
         {
           for (int dx = -1; dx <= 1; ++dx)
           {
-            if ((dx != 0) + (dy != 0) + (dz != 0) < 2)
+            if (connectivity.Joins(static_cast<unsigned>((dx != 0) + (dy != 0) + (dz != 0))))
             {
               continue;
             }

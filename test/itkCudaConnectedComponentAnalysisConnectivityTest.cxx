@@ -1,0 +1,239 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// The filter's connectivity past ITK's FullyConnected, with the backend as argument: SetConnectivity(18) (faces and
+// edges in 3-D) against a flood fill written here (raster-order labels, features from the pixels), whole and in
+// slabs; SetConnectivity(6/26) and (4/8) equal FullyConnected off and on; SetFullyConnected() undoes
+// SetConnectivity(); a count the dimension does not have is an itk::ExceptionObject at the update.
+#include "itkCCATestUtilities.h"
+
+#include <array>
+#include <deque>
+#include <vector>
+
+namespace
+{
+using namespace itk;
+using namespace itk::ccatest;
+
+/** Labels in raster order of first pixels, joining the neighbors whose offset has at most `maxNonZero` non-zero
+ * components: a breadth-first flood fill over the image, the plainest reading of the rule. */
+template <typename TImage>
+typename Image<unsigned int, TImage::ImageDimension>::Pointer
+FloodFill(const TImage * input, unsigned maxNonZero)
+{
+  constexpr unsigned D = TImage::ImageDimension;
+  using LabelImage = Image<unsigned int, D>;
+  const auto region = input->GetLargestPossibleRegion();
+  auto       labels = LabelImage::New();
+  labels->SetRegions(region);
+  labels->Allocate(true);
+  std::vector<Offset<D>> offsets;
+  Offset<D>              o;
+  o.Fill(-1);
+  for (;;)
+  {
+    unsigned nonZero = 0;
+    for (unsigned d = 0; d < D; ++d)
+    {
+      nonZero += o[d] != 0 ? 1u : 0u;
+    }
+    if (nonZero > 0 && nonZero <= maxNonZero)
+    {
+      offsets.push_back(o);
+    }
+    unsigned d = 0;
+    while (d < D && o[d] == 1)
+    {
+      o[d++] = -1;
+    }
+    if (d == D)
+    {
+      break;
+    }
+    ++o[d];
+  }
+  unsigned int next = 0;
+  for (ImageRegionConstIteratorWithIndex<TImage> it(input, region); !it.IsAtEnd(); ++it)
+  {
+    if (it.Get() == 0 || labels->GetPixel(it.GetIndex()) != 0)
+    {
+      continue;
+    }
+    ++next;
+    std::deque<Index<D>> queue{ it.GetIndex() };
+    labels->SetPixel(it.GetIndex(), next);
+    while (!queue.empty())
+    {
+      const Index<D> p = queue.front();
+      queue.pop_front();
+      for (const auto & offset : offsets)
+      {
+        const Index<D> q = p + offset;
+        if (region.IsInside(q) && input->GetPixel(q) != 0 && labels->GetPixel(q) == 0)
+        {
+          labels->SetPixel(q, next);
+          queue.push_back(q);
+        }
+      }
+    }
+  }
+  return labels;
+}
+
+template <unsigned D>
+using FilterOf = CudaConnectedComponentAnalysisImageFilter<Image<unsigned char, D>, Image<unsigned int, D>>;
+
+template <unsigned D>
+typename FilterOf<D>::Pointer
+MakeFilter(const Image<unsigned char, D> * input, Backend backend)
+{
+  auto filter = FilterOf<D>::New();
+  filter->SetInput(input);
+  filter->SetBackend(backend);
+  return filter;
+}
+
+bool
+FaceAndEdgeIn3D(Backend backend)
+{
+  using Volume = Image<unsigned char, 3>;
+  bool          ok = true;
+  std::uint32_t seed = 18;
+  for (const auto & size : { Size<3>{ { 23, 19, 17 } }, Size<3>{ { 1, 40, 9 } }, Size<3>{ { 31, 1, 1 } } })
+  {
+    for (const unsigned g : { 1u, 3u })
+    {
+      for (const double density : { 0.2, 0.4, 0.6, 0.9 })
+      {
+        auto image = MakeRandomImage<Volume>(size, density, g, ++seed, [](std::mt19937 &) { return 1; });
+        std::ostringstream what;
+        what << "3-D " << size << " g=" << g << " d=" << density << " connectivity 18";
+        const auto expected = FloodFill(image.GetPointer(), 2);
+        auto       filter = MakeFilter<3>(image, backend);
+        filter->SetConnectivity(18);
+        filter->Update();
+        ok = SameImage(filter->GetOutput(), expected.GetPointer(), what.str()) && ok;
+        ok = FeaturesMatchBruteForce(filter.GetPointer(), what.str()) && ok;
+        if (filter->GetFullyConnected())
+        {
+          std::cerr << what.str() << ": FullyConnected is on" << std::endl;
+          ok = false;
+        }
+        // In slabs of a few planes (a budget far below the image's need): the same labels.
+        auto slabs = MakeFilter<3>(image, backend);
+        slabs->SetConnectivity(18);
+        slabs->SetMemoryBudget(1);
+        slabs->Update();
+        ok = SameImage(slabs->GetOutput(), expected.GetPointer(), what.str() + " in slabs") && ok;
+      }
+    }
+  }
+  return ok;
+}
+
+/** SetConnectivity(count) labels as FullyConnected(fully) does, and says so. */
+template <unsigned D>
+bool
+SameAsFullyConnected(Backend backend, unsigned count, bool fully)
+{
+  using InputImage = Image<unsigned char, D>;
+  Size<D> size;
+  for (unsigned d = 0; d < D; ++d)
+  {
+    size[d] = 29 + 2 * d;
+  }
+  auto image = MakeRandomImage<InputImage>(size, 0.5, 1, count, [](std::mt19937 &) { return 1; });
+  auto counted = MakeFilter<D>(image, backend);
+  counted->SetConnectivity(count);
+  counted->Update();
+  auto flagged = MakeFilter<D>(image, backend);
+  flagged->SetFullyConnected(fully);
+  flagged->Update();
+  const std::string what = std::to_string(D) + "-D connectivity " + std::to_string(count);
+  bool              ok = SameImage(counted->GetOutput(), flagged->GetOutput(), what);
+  ok = SameImage(counted->GetOutput(), FloodFill(image.GetPointer(), fully ? D : 1).GetPointer(), what) && ok;
+  if (counted->GetFullyConnected() != fully || counted->GetConnectivity() != count)
+  {
+    std::cerr << what << ": FullyConnected " << counted->GetFullyConnected() << ", Connectivity "
+              << counted->GetConnectivity() << std::endl;
+    ok = false;
+  }
+  // SetFullyConnected() afterwards is what decides.
+  counted->SetFullyConnected(!fully);
+  counted->Update();
+  auto other = MakeFilter<D>(image, backend);
+  other->SetFullyConnected(!fully);
+  other->Update();
+  ok = SameImage(counted->GetOutput(), other->GetOutput(), what + " then FullyConnected " + std::to_string(!fully)) &&
+       ok;
+  if (counted->GetConnectivity() != 0)
+  {
+    std::cerr << what << ": SetFullyConnected() left Connectivity " << counted->GetConnectivity() << std::endl;
+    ok = false;
+  }
+  return ok;
+}
+
+template <unsigned D>
+bool
+Refused(Backend backend, unsigned count, const std::string & expected)
+{
+  auto image = Image<unsigned char, D>::New();
+  Size<D> size;
+  size.Fill(4);
+  image->SetRegions(size);
+  image->Allocate(true);
+  auto filter = MakeFilter<D>(image, backend);
+  filter->SetConnectivity(count);
+  try
+  {
+    filter->Update();
+  }
+  catch (const ExceptionObject & e)
+  {
+    if (std::string(e.GetDescription()).find(expected) != std::string::npos)
+    {
+      return true;
+    }
+    std::cerr << D << "-D connectivity " << count << ": unexpected message: " << e.GetDescription() << std::endl;
+    return false;
+  }
+  std::cerr << D << "-D connectivity " << count << " was not refused" << std::endl;
+  return false;
+}
+} // namespace
+
+int
+itkCudaConnectedComponentAnalysisConnectivityTest(int argc, char * argv[])
+{
+  Backend backend;
+  if (int status = StartTest(argc, argv, 2, "backend(cpu|cuda|auto)", 1, backend); status >= 0)
+  {
+    return status;
+  }
+  bool ok = FaceAndEdgeIn3D(backend);
+  ok = SameAsFullyConnected<2>(backend, 4, false) && ok;
+  ok = SameAsFullyConnected<2>(backend, 8, true) && ok;
+  ok = SameAsFullyConnected<3>(backend, 6, false) && ok;
+  ok = SameAsFullyConnected<3>(backend, 26, true) && ok;
+  ok = Refused<2>(backend, 18, "4 or 8 neighbors") && ok;
+  ok = Refused<3>(backend, 8, "6, 18 or 26 neighbors") && ok;
+  ok = Refused<1>(backend, 4, "2 neighbors") && ok;
+  std::cout << (ok ? "every connectivity labels as its flood fill" : "FAILED") << std::endl;
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
