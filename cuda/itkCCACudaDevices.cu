@@ -96,8 +96,8 @@ GetCudaDeviceCount(std::string * reason)
   return count;
 }
 
-std::unique_ptr<Engine>
-CreateCudaEngine(int deviceId)
+void
+cuda::RequireCudaDevice(int deviceId)
 {
   std::string reason;
   const int   count = GetCudaDeviceCount(&reason);
@@ -111,6 +111,12 @@ CreateCudaEngine(int deviceId)
     msg << "CUDA device " << deviceId << " does not exist (" << count << " device(s) found)";
     throw Unavailable(msg.str());
   }
+}
+
+std::unique_ptr<Engine>
+CreateCudaEngine(int deviceId)
+{
+  cuda::RequireCudaDevice(deviceId);
   return std::make_unique<cuda::CudaEngine>(deviceId);
 }
 

@@ -43,6 +43,10 @@ namespace cca
 namespace cuda
 {
 
+/** Throws Unavailable, saying why, where the CUDA engine cannot run on `deviceId` (no usable device, no such one). */
+void
+RequireCudaDevice(int deviceId);
+
 class CudaEngine final : public Engine
 {
 public:

@@ -20,6 +20,7 @@
 // benchmark compares with the labels-only algorithms of the field (BUF). The engine allocates no features for it
 // and refuses to return any.
 
+#include "itkCCABenchmark.h"
 #include "itkCCAFeatureVariant.cuh"
 
 namespace itk
@@ -37,7 +38,7 @@ public:
   const char *
   Name() const override
   {
-    return "labels only";
+    return FeatureAlgorithmName(FeatureAlgorithm::LabelsOnly);
   }
   bool
   MeasuresFeatures() const override

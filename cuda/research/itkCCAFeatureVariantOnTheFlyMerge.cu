@@ -19,6 +19,7 @@
 // merge (Alg. 2), so that after the merge each root holds its component's features, which the labeling
 // pass gathers. It owns the per-run feature buffers.
 
+#include "itkCCABenchmark.h"
 #include "itkCCAFeatureVariant.cuh"
 
 #include "itkCCADeviceBuffer.cuh"
@@ -39,7 +40,7 @@ public:
   const char *
   Name() const override
   {
-    return "FLSL+OTF";
+    return FeatureAlgorithmName(FeatureAlgorithm::OnTheFlyMerge);
   }
   void
   MergeRuns(const DeviceRuns & runs) override

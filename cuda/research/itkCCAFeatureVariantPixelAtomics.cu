@@ -17,6 +17,7 @@
  *=========================================================================*/
 // Naive: the runs are labeled first, then every foreground pixel adds itself to its component with atomics.
 
+#include "itkCCABenchmark.h"
 #include "itkCCAFeatureVariant.cuh"
 
 #include "itkCCADeviceBuffer.cuh"
@@ -37,7 +38,7 @@ public:
   const char *
   Name() const override
   {
-    return "naive";
+    return FeatureAlgorithmName(FeatureAlgorithm::PixelAtomics);
   }
   void
   LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool, bool) override

@@ -17,6 +17,7 @@
  *=========================================================================*/
 // FLSL: each run's closed-form contribution added with one set of atomics per run (no warp vote).
 
+#include "itkCCABenchmark.h"
 #include "itkCCAFeatureVariant.cuh"
 
 #include "itkCCADeviceBuffer.cuh"
@@ -37,7 +38,7 @@ public:
   const char *
   Name() const override
   {
-    return "FLSL";
+    return FeatureAlgorithmName(FeatureAlgorithm::RunAtomics);
   }
   void
   LabelRunsAndMeasure(const DeviceRuns & runs, const DeviceFeatures & features, bool, bool) override

@@ -31,11 +31,11 @@ namespace cca
 std::unique_ptr<Engine>
 CreateResearchCudaEngine(int deviceId, FeatureAlgorithm algorithm)
 {
-  std::unique_ptr<cuda::FeatureVariant> variant;
+  std::unique_ptr<cuda::FeatureVariant> variant; // nullptr: the engine's own, FLSL+CD
   switch (algorithm)
   {
     case FeatureAlgorithm::ConflictDetection:
-      return CreateCudaEngine(deviceId);
+      break;
     case FeatureAlgorithm::OnTheFlyMerge:
       variant = cuda::CreateOnTheFlyMergeVariant();
       break;
@@ -48,15 +48,10 @@ CreateResearchCudaEngine(int deviceId, FeatureAlgorithm algorithm)
     case FeatureAlgorithm::LabelsOnly:
       variant = cuda::CreateLabelsOnlyVariant();
       break;
+    default:
+      throw Error("unknown feature algorithm");
   }
-  if (!variant)
-  {
-    throw Error("unknown feature algorithm");
-  }
-  if (GetCudaDeviceCount() <= deviceId || deviceId < 0)
-  {
-    return CreateCudaEngine(deviceId); // throws Unavailable, saying why
-  }
+  cuda::RequireCudaDevice(deviceId);
   return std::make_unique<cuda::CudaEngine>(deviceId, std::move(variant));
 }
 

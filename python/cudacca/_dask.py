@@ -183,9 +183,8 @@ def _touching_pairs(before, after, connectivity):
     plane just after it, both over the whole array: the library's rule for the slabs' faces, in C++."""
     from . import _core
 
-    pairs = _core.touching_pairs(np.ascontiguousarray(before, np.int64), np.ascontiguousarray(after, np.int64),
-                                 int(connectivity))
-    return np.asarray(pairs)
+    return _core.touching_pairs(np.ascontiguousarray(before, np.int64), np.ascontiguousarray(after, np.int64),
+                                int(connectivity))
 
 
 def label(image, *, connectivity, background, min_size, min_physical_size, keep, sort, spacing, return_table, dtype,

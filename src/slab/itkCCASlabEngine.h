@@ -92,8 +92,9 @@ struct SlabFaces
 
   /** Connectivities short of full: two pieces of one slab that the merge joins (through other slabs) may touch
    * inside the slab through an offset the connectivity does not join (face: an edge or a corner; face and edge: a
-   * corner), which the slab's analysis counted as intercepts (another component) and the whole one does not. `labels` holds the slab's rows [firstRow, firstRow + rows.size()/width) (uint32,
-   * 1-based), covering every such piece; `split[l]` marks the slab's local component l + 1 as one of them. */
+   * corner), which the slab's analysis counted as intercepts (another component) and the whole one does not.
+   * `labels` holds the slab's rows [firstRow, firstRow + rows.size()/width) (uint32, 1-based), covering every such
+   * piece; `split[l]` marks the slab's local component l + 1 as one of them. */
   void
   CorrectSplitContacts(std::size_t slab, const std::vector<std::uint32_t> & labels, std::uint64_t firstRow,
                        const std::vector<std::uint8_t> & split, const std::vector<std::uint64_t> & mergedOf,
