@@ -114,6 +114,11 @@ public:
   void
   WriteBasicColumns(const Geometry & geometry, const cca::BasicColumns & columns);
 
+  /** Whether WriteBasicColumns() can write GPU columns for the last Analyze(): not where its components were
+   * merged on the host (slabs, periodic boundaries); host columns then. */
+  bool
+  CanWriteDeviceColumns() const;
+
   /** The lines of the last Analyze()'s components. */
   void
   ComputeLines(const Geometry & geometry, Lines & lines);

@@ -21,6 +21,7 @@
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 #include "itkCudaConnectedComponentAnalysisAttributes.h"
 #include "itkContinuousIndex.h"
+#include "itkFixedArray.h"
 #include "itkLabelMap.h"
 #include "itkShapeLabelObject.h"
 #include "itkCudaConnectedComponentAnalysisEnums.h"
@@ -203,6 +204,15 @@ public:
     }
   }
   itkGetConstMacro(Connectivity, unsigned);
+
+  /** Past ITK: the axes along which the image wraps around (periodic boundaries, a torus; cc3d's
+   * periodic_boundary): the pixel past an axis' last index is its first, at every connectivity, so that components
+   * crossing the region's opposite faces are one. The attributes describe the pixels as they lie in the region
+   * (a wrapped component's bounding box spans both faces; the region's border is the border). Default: none.
+   * 2-D and 3-D images, without a feature image. */
+  using PeriodicType = FixedArray<bool, ImageDimension>;
+  itkSetMacro(Periodic, PeriodicType);
+  itkGetConstReferenceMacro(Periodic, PeriodicType);
 
   /** Output value of background pixels; object labels step over it (as ConnectedComponentImageFilter). */
   itkSetMacro(BackgroundValue, OutputPixelType);
@@ -592,6 +602,7 @@ private:
 
   bool                       m_FullyConnected{ false };
   unsigned                   m_Connectivity{ 0 };
+  PeriodicType               m_Periodic{ PeriodicType::Filled(false) };
   bool                       m_GenerateLabelImage{ true };
   bool                       m_GenerateLabelMap{ true };
   bool                       m_ComputePerimeter{ true };

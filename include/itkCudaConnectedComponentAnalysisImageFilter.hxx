@@ -210,6 +210,10 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
     }
     request.connectivity = cca::Connectivity{ maxNonZero };
   }
+  for (unsigned int d = 0; d < ImageDimension; ++d)
+  {
+    request.connectivity.periodicAxes |= m_Periodic[d] ? 1u << d : 0u;
+  }
   request.input = input->GetBufferPointer();
   request.inputKind = cca::ScalarKindOf<InputPixelType>();
 
@@ -722,6 +726,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   os << indent << "FullyConnected: " << m_FullyConnected << std::endl;
   os << indent << "Connectivity: " << m_Connectivity << (m_Connectivity == 0 ? " (FullyConnected decides)" : "")
      << std::endl;
+  os << indent << "Periodic: " << m_Periodic << std::endl;
   os << indent << "GenerateLabelImage: " << m_GenerateLabelImage << std::endl;
   os << indent << "GenerateLabelMap: " << m_GenerateLabelMap << std::endl;
   os << indent << "ComputePerimeter: " << m_ComputePerimeter << std::endl;

@@ -22,6 +22,7 @@
 #define itkCCALabelMapComparison_h
 
 #include "itkCCATestUtilities.h"
+#include "itkLabelImageToShapeLabelMapFilter.h"
 
 #include <algorithm>
 #include <cmath>
@@ -268,6 +269,27 @@ CompareLabelMaps(const TLabelMap * ours, const TLabelMap * reference, bool perim
     }
   }
   return ok;
+}
+
+/** The LabelMap against LabelImageToShapeLabelMapFilter's on `expected` (one work unit: whole runs as lines),
+ * with CompareLabelMaps()'s tolerances. */
+template <typename TFilter, typename TLabelImage>
+bool
+SameShapeAttributes(const TFilter * filter, const TLabelImage * expected, const std::string & what)
+{
+  using MapType = typename TFilter::LabelMapType;
+  auto toMap = LabelImageToShapeLabelMapFilter<TLabelImage, MapType>::New();
+  toMap->SetInput(expected);
+  toMap->SetComputePerimeter(true);
+  toMap->SetNumberOfWorkUnits(1);
+  toMap->Update();
+  double extent = 1;
+  for (unsigned d = 0; d < TLabelImage::ImageDimension; ++d)
+  {
+    extent = std::max(extent, static_cast<double>(expected->GetLargestPossibleRegion().GetSize(d)));
+  }
+  Counters counters;
+  return CompareLabelMaps(filter->GetLabelMap(), toMap->GetOutput(), true, false, extent * extent, counters, what);
 }
 
 } // namespace ccatest

@@ -18,7 +18,10 @@
 // The filter's connectivity past ITK's FullyConnected, with the backend as argument: SetConnectivity(18) (faces and
 // edges in 3-D) against a flood fill written here (raster-order labels, features from the pixels), whole and in
 // slabs; SetConnectivity(6/26) and (4/8) equal FullyConnected off and on; SetFullyConnected() undoes
-// SetConnectivity(); a count the dimension does not have is an itk::ExceptionObject at the update.
+// SetConnectivity(); a count the dimension does not have is an itk::ExceptionObject at the update. Periodic
+// boundaries (SetPeriodic) at every connectivity and along every set of axes, against the flood fill over the
+// wrapped image: labels, features, the LabelMap's attributes against ITK's on those labels, whole and in slabs.
+#include "itkCCALabelMapComparison.h"
 #include "itkCCATestUtilities.h"
 
 #include <array>
@@ -31,10 +34,12 @@ using namespace itk;
 using namespace itk::ccatest;
 
 /** Labels in raster order of first pixels, joining the neighbors whose offset has at most `maxNonZero` non-zero
- * components: a breadth-first flood fill over the image, the plainest reading of the rule. */
+ * components: a breadth-first flood fill over the image, the plainest reading of the rule. Along a `periodic`
+ * axis the neighbor past the last index is the first (and before the first, the last). */
 template <typename TImage>
 typename Image<unsigned int, TImage::ImageDimension>::Pointer
-FloodFill(const TImage * input, unsigned maxNonZero)
+FloodFill(const TImage * input, unsigned maxNonZero,
+          FixedArray<bool, TImage::ImageDimension> periodic = FixedArray<bool, TImage::ImageDimension>::Filled(false))
 {
   constexpr unsigned D = TImage::ImageDimension;
   using LabelImage = Image<unsigned int, D>;
@@ -83,7 +88,12 @@ FloodFill(const TImage * input, unsigned maxNonZero)
       queue.pop_front();
       for (const auto & offset : offsets)
       {
-        const Index<D> q = p + offset;
+        Index<D> q = p + offset;
+        for (unsigned d = 0; d < D; ++d)
+        {
+          const auto n = static_cast<IndexValueType>(region.GetSize(d));
+          q[d] = periodic[d] ? (q[d] + n) % n : q[d];
+        }
         if (region.IsInside(q) && input->GetPixel(q) != 0 && labels->GetPixel(q) == 0)
         {
           labels->SetPixel(q, next);
@@ -189,6 +199,94 @@ SameAsFullyConnected(Backend backend, unsigned count, bool fully)
   return ok;
 }
 
+/** Periodic boundaries at every connectivity and along every set of axes: random images of odd sizes and sides
+ * of 1 and 2, against the flood fill over the wrapped image; the LabelMap against ITK's on those labels; in
+ * slabs too. */
+template <unsigned D>
+bool
+Periodic(Backend backend)
+{
+  using InputImage = Image<unsigned char, D>;
+  using PeriodicType = typename FilterOf<D>::PeriodicType;
+  std::vector<Size<D>> sizes;
+  if constexpr (D == 2)
+  {
+    sizes = { Size<2>{ { 13, 11 } }, Size<2>{ { 1, 17 } }, Size<2>{ { 16, 1 } }, Size<2>{ { 2, 9 } } };
+  }
+  else
+  {
+    sizes = { Size<3>{ { 9, 8, 7 } }, Size<3>{ { 1, 6, 5 } }, Size<3>{ { 6, 2, 1 } }, Size<3>{ { 5, 4, 2 } } };
+  }
+  const unsigned neighbors[2][3] = { { 4, 8, 0 }, { 6, 18, 26 } };
+  bool           ok = true;
+  std::uint32_t  seed = 100;
+  for (const auto & size : sizes)
+  {
+    for (unsigned maxNonZero = 1; maxNonZero <= D; ++maxNonZero)
+    {
+      for (unsigned axes = 1; axes < (1u << D); ++axes)
+      {
+        PeriodicType periodic;
+        for (unsigned d = 0; d < D; ++d)
+        {
+          periodic[d] = ((axes >> d) & 1u) != 0;
+        }
+        for (const double density : { 0.3, 0.6 })
+        {
+          const unsigned     g = 1 + seed % 2;
+          auto               image = MakeRandomImage<InputImage>(size, density, g, ++seed, [](std::mt19937 &) { return 1; });
+          const unsigned     count = neighbors[D - 2][maxNonZero - 1];
+          std::ostringstream what;
+          what << D << "-D " << size << " d=" << density << " g=" << g << " connectivity " << count << " periodic "
+               << periodic;
+          const auto expected = FloodFill(image.GetPointer(), maxNonZero, periodic);
+          auto       filter = MakeFilter<D>(image, backend);
+          filter->SetConnectivity(count);
+          filter->SetPeriodic(periodic);
+          filter->Update();
+          ok = SameImage(filter->GetOutput(), expected.GetPointer(), what.str()) && ok;
+          ok = FeaturesMatchBruteForce(filter.GetPointer(), what.str()) && ok;
+          ok = SameShapeAttributes(filter.GetPointer(), expected.GetPointer(), what.str()) && ok;
+          auto slabs = MakeFilter<D>(image, backend);
+          slabs->SetConnectivity(count);
+          slabs->SetPeriodic(periodic);
+          slabs->SetMemoryBudget(1); // a plane per slab
+          slabs->Update();
+          ok = SameImage(slabs->GetOutput(), expected.GetPointer(), what.str() + " in slabs") && ok;
+          ok = SameShapeAttributes(slabs.GetPointer(), expected.GetPointer(), what.str() + " in slabs") && ok;
+        }
+      }
+    }
+  }
+  return ok;
+}
+
+/** Periodic boundaries with a feature image: refused with a message. */
+bool
+PeriodicWithIntensityRefused(Backend backend)
+{
+  using InputImage = Image<unsigned char, 2>;
+  auto image = MakeRandomImage<InputImage>(Size<2>{ { 8, 8 } }, 0.5, 1, 7, [](std::mt19937 &) { return 1; });
+  auto filter = MakeFilter<2>(image, backend);
+  filter->SetFeatureImage(image);
+  filter->SetPeriodic(FilterOf<2>::PeriodicType::Filled(true));
+  try
+  {
+    filter->Update();
+  }
+  catch (const ExceptionObject & e)
+  {
+    if (std::string(e.GetDescription()).find("not computed with periodic boundaries") != std::string::npos)
+    {
+      return true;
+    }
+    std::cerr << "periodic with a feature image: unexpected message: " << e.GetDescription() << std::endl;
+    return false;
+  }
+  std::cerr << "periodic with a feature image was not refused" << std::endl;
+  return false;
+}
+
 template <unsigned D>
 bool
 Refused(Backend backend, unsigned count, const std::string & expected)
@@ -234,6 +332,9 @@ itkCudaConnectedComponentAnalysisConnectivityTest(int argc, char * argv[])
   ok = Refused<2>(backend, 18, "4 or 8 neighbors") && ok;
   ok = Refused<3>(backend, 8, "6, 18 or 26 neighbors") && ok;
   ok = Refused<1>(backend, 4, "2 neighbors") && ok;
+  ok = Periodic<2>(backend) && ok;
+  ok = Periodic<3>(backend) && ok;
+  ok = PeriodicWithIntensityRefused(backend) && ok;
   std::cout << (ok ? "every connectivity labels as its flood fill" : "FAILED") << std::endl;
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -238,27 +238,6 @@ SamePartition(const TImage * a, const TImage * b, const std::string & what)
   return true;
 }
 
-/** The LabelMap against LabelImageToShapeLabelMapFilter's on `expected` (one work unit: whole runs as lines),
- * with the LabelMap test's comparison and tolerances (itkCCALabelMapComparison.h). */
-template <typename TFilter, typename TLabelImage>
-bool
-SameShapeAttributes(const TFilter * filter, const TLabelImage * expected, const std::string & what)
-{
-  using MapType = typename TFilter::LabelMapType;
-  auto toMap = LabelImageToShapeLabelMapFilter<TLabelImage, MapType>::New();
-  toMap->SetInput(expected);
-  toMap->SetComputePerimeter(true);
-  toMap->SetNumberOfWorkUnits(1);
-  toMap->Update();
-  double extent = 1;
-  for (unsigned d = 0; d < TLabelImage::ImageDimension; ++d)
-  {
-    extent = std::max(extent, static_cast<double>(expected->GetLargestPossibleRegion().GetSize(d)));
-  }
-  Counters counters;
-  return CompareLabelMaps(filter->GetLabelMap(), toMap->GetOutput(), true, false, extent * extent, counters, what);
-}
-
 template <unsigned D>
 std::vector<typename Image<short, D>::SizeType>
 Sizes()

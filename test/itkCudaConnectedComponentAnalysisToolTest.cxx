@@ -43,7 +43,7 @@
 //   run CODE ARGS...             runs the tool with ARGS and expects the exit code CODE (for --compare)
 //   help, progress               the usage text; progress bars on stderr
 //   missing, notimage, rgb, 4d, empty, emptyrange, overflow, unknownoption, badvalue, badnumber,
-//   badconnectivity, connectivity18in2d, lowerupper, badoutput, masksize, maskspacing, writefail, nocuda
+//   badconnectivity, connectivity18in2d, periodicz2d, badperiodic, lowerupper, badoutput, masksize, maskspacing, writefail, nocuda
 //                                one error each: exit code and message on stderr; no output file left behind
 //                                (empty and emptyrange with --fail-if-empty; without it no foreground is a result:
 //                                CCAToolSafety_empty*)
@@ -131,15 +131,23 @@ ReferenceLabels(const Real3 * input, const Binary3 * mask, const std::vector<std
   threshold->SetInsideValue(nonZero ? 0 : 1);
   threshold->SetOutsideValue(nonZero ? 1 : 0);
   const std::string    connectivity = Option(args, "--connectivity");
+  const std::string    periodic = Option(args, "--periodic");
   LabelImage3::Pointer labels;
-  if (connectivity == "18")
+  if (connectivity == "18" || !periodic.empty())
   {
-    // Past ITK's filters: the module filter's own faces-and-edges labeling, which CCAConnectivity checks against a
-    // flood fill; here what matters is that the tool asks for it.
-    auto ours = CudaConnectedComponentAnalysisImageFilter<Binary3, LabelImage3, Binary3>::New();
+    // Past ITK's filters: the module filter's own faces-and-edges labeling and periodic boundaries, which
+    // CCAConnectivity checks against a flood fill; here what matters is that the tool asks for them.
+    using OursType = CudaConnectedComponentAnalysisImageFilter<Binary3, LabelImage3, Binary3>;
+    auto ours = OursType::New();
     ours->SetInput(threshold->GetOutput());
     ours->SetMaskImage(mask);
-    ours->SetConnectivity(18);
+    ours->SetConnectivity(connectivity == "18" ? 18 : connectivity == "full" || connectivity == "26" ? 26 : 6);
+    OursType::PeriodicType wraps;
+    for (unsigned d = 0; d < 3; ++d)
+    {
+      wraps[d] = periodic == "all" || periodic.find("xyz"[d]) != std::string::npos;
+    }
+    ours->SetPeriodic(wraps);
     ours->SetBackend(CudaConnectedComponentAnalysisEnums::Backend::CPU);
     ours->Update();
     labels = ours->GetOutput();
@@ -451,6 +459,8 @@ MakeErrorCase(const std::string & name, const std::string & ct, ErrorCase & c)
       { "badnumber", { 1, "is not a (finite) number", { ct, "--lower", "1e400" } } },
       { "badconnectivity", { 1, "is not one of face, full", { ct, "--connectivity", "5" } } },
       { "connectivity18in2d", { 6, "not a connectivity of a 2-D image", { ct, "--connectivity", "18" } } },
+      { "periodicz2d", { 6, "a 2-D image has no axis z", { ct, "--periodic", "yz" } } },
+      { "badperiodic", { 1, "is neither all nor axes among x, y, z", { ct, "--periodic", "w" } } },
       { "lowerupper", { 1, "is above --upper", { ct, "--lower", "5", "--upper", "2" } } },
       { "badoutput", { 1, "no image format", { ct, "--output", f + "labels.xyz" } } },
       // PNG has no 32-bit pixels: ITK's writer refuses, after creating the file
@@ -1260,7 +1270,7 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
                                       {},
                                       "nii.gz",
                                       Default,
-                                      { "--sort", "--keep", "10", "--connectivity", "18" },
+                                      { "--sort", "--keep", "10", "--connectivity", "18", "--periodic", "xz" },
                                       "nrrd",
                                       IOComponentEnum::UCHAR);
     }

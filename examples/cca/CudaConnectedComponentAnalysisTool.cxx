@@ -91,6 +91,8 @@ Intensities (a second image measured inside the objects, such as the CT under a 
 Labeling:
   --connectivity C        face (4 in 2D, 6 in 3D; default) or full (8 in 2D, 26 in 3D); 4, 6, 8 and 26
                           are accepted too, and 18 (faces and edges, 3D only)
+  --periodic AXES         the image wraps around along AXES (all, or some of x, y, z: xz): objects crossing
+                          opposite faces are one (periodic boundaries; not with --intensity or --batch)
   --min-size N            objects of fewer than N pixels become background
   --min-physical-size X   objects smaller than X mm^3 (mm^2 in 2D) become background
   --keep N                keep the N largest objects only
@@ -147,8 +149,8 @@ Exit codes:
   5  the label type cannot hold the number of objects, or with --class-values a class value (nothing is
      written)
   6  any other failure (the filter or a writer failed; ITK's message is printed): an --intensity image of
-     another size or geometry than the input's, --connectivity 18 on a 2D image, --backend cuda where no
-     CUDA device is usable (the reason is said) among them
+     another size or geometry than the input's, --connectivity 18 or --periodic z on a 2D image, --periodic
+     with --intensity, --backend cuda where no CUDA device is usable (the reason is said) among them
 
 Example: cca ct.nii.gz --lower 250 --connectivity full --min-size 10 --sort --output bones.nii.gz --csv bones.csv
          cca seg.nii.gz --multilabel --per-class --keep 1 --class-values --output cleaned.nii.gz --csv organs.csv
@@ -298,6 +300,21 @@ ParseCommandLine(int argc, char * argv[], Options & options)
       {
         throw UsageError("--connectivity: '" + c + "' is not one of face, full, 4, 6, 8, 18, 26");
       }
+    }
+    else if (arg == "--periodic")
+    {
+      const std::string axes = next();
+      options.periodicAxes = 0;
+      for (const char c : axes == "all" ? std::string("xyz") : axes)
+      {
+        const auto axis = std::string("xyz").find(c);
+        if (axis == std::string::npos || axes.empty())
+        {
+          throw UsageError("--periodic: '" + axes + "' is neither all nor axes among x, y, z (such as xz)");
+        }
+        options.periodicAxes |= 1u << axis;
+      }
+      options.periodicAll = axes == "all";
     }
     else if (arg == "--min-size")
     {

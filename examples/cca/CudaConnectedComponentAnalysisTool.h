@@ -97,6 +97,9 @@ struct Options
   bool                                              fullyConnected{ false };
   /** --connectivity 18: faces and edges in 3-D (the filter's SetConnectivity); 0: fullyConnected decides. */
   unsigned                                          connectivityNeighbors{ 0 };
+  /** --periodic: bit d, the image wraps along axis d (x first); periodicAll: along all of its axes. */
+  unsigned                                          periodicAxes{ 0 };
+  bool                                              periodicAll{ false };
   std::uint64_t                                     minimumObjectSize{ 0 };
   double                                            minimumPhysicalSize{ 0 };
   std::uint64_t                                     numberOfObjectsToKeep{ 0 };

@@ -254,6 +254,18 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
                           ? "face and edge (18 neighbours)"
                           : options.fullyConnected ? (D == 2 ? "full (8 neighbours)" : "full (26 neighbours)")
                                                    : (D == 2 ? "face (4 neighbours)" : "face (6 neighbours)");
+  std::string periodic;
+  for (std::size_t d = 0; d < D; ++d)
+  {
+    if ((options.periodicAxes >> d) & 1u)
+    {
+      periodic += "xyz"[d];
+    }
+  }
+  if (!periodic.empty())
+  {
+    report.connectivity += ", periodic along " + periodic;
+  }
   std::vector<std::string> steps;
   if (options.minimumObjectSize > 0)
   {
@@ -282,6 +294,10 @@ DescribeInput(const Options & options, const InputDescription & input, const Geo
                            { "mask", options.mask.empty() ? Json() : Json(options.mask) } };
   header["connectivity"] = options.connectivityNeighbors == 18 ? "18" : options.fullyConnected ? "full" : "face";
   header["fullyConnected"] = options.fullyConnected;
+  if (!periodic.empty())
+  {
+    header["periodic"] = periodic; // only with --periodic, as --multilabel below
+  }
   header["postProcessing"] = { { "minimumObjectSize", options.minimumObjectSize },
                                { "minimumPhysicalSize", options.minimumPhysicalSize },
                                { "numberOfObjectsToKeep", options.numberOfObjectsToKeep },

@@ -90,6 +90,17 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
   {
     filter->SetConnectivity(options.connectivityNeighbors);
   }
+  if (!options.periodicAll && options.periodicAxes >> D != 0)
+  {
+    throw itk::ExceptionObject(
+      __FILE__, __LINE__, "--periodic: a " + std::to_string(D) + "-D image has no axis " + "xyz"[D], ITK_LOCATION);
+  }
+  typename FilterType::PeriodicType periodic;
+  for (unsigned d = 0; d < D; ++d)
+  {
+    periodic[d] = ((options.periodicAxes >> d) & 1u) != 0;
+  }
+  filter->SetPeriodic(periodic);
   filter->SetMinimumObjectSize(options.minimumObjectSize);
   filter->SetMinimumPhysicalSize(options.minimumPhysicalSize);
   filter->SetNumberOfObjectsToKeep(options.numberOfObjectsToKeep);

@@ -32,13 +32,13 @@ def _analysis():
 
 def _analyze(analysis, inp, image, mask, connectivity, backend, device, threads, min_size, min_physical_size, keep, sort,
              pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0, multilabel=False, per_class=False,
-             class_values=False, intensity=None):
+             class_values=False, intensity=None, periodic_axes=0):
     """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
     count = analysis.run(image, mask, int(connectivity), backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
                          bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget), bool(multilabel),
-                         bool(per_class), bool(class_values), intensity)
+                         bool(per_class), bool(class_values), intensity, int(periodic_axes))
     text = _core.take_warning()
     if text:
         warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=3)  # the user's call of label()/label_batch()
@@ -83,6 +83,24 @@ def _connectivity(connectivity, ndim):
             "(scikit-image's most non-zero offset components, or cc3d's number of neighbors)"
         )
     return table[connectivity]
+
+
+def _periodic_axes(periodic, ndim):
+    """The engines' periodic axes: bit d for ITK's axis d (array axis ndim - 1 - d)."""
+    if periodic is None or periodic is False:
+        return 0
+    if periodic is True:
+        return (1 << ndim) - 1
+    try:
+        axes = [int(a) for a in periodic]
+    except TypeError:
+        raise ValueError(f"periodic: True, False or a sequence of array axes, not {periodic!r}") from None
+    bits = 0
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"periodic: axis {a} is not an axis of a {ndim}-D image")
+        bits |= 1 << (ndim - 1 - a % ndim)
+    return bits
 
 
 def _geometry(inp, spacing):
@@ -131,6 +149,7 @@ def label(
     per_class=False,
     class_values=False,
     intensity=None,
+    periodic=False,
 ):
     """Labels the connected components of `image` and, with `return_table`, measures them.
 
@@ -183,6 +202,14 @@ def label(
         intensity_variance (N - 1), intensity_skewness, intensity_kurtosis, weighted_principal_moments, weighted_principal_axes,
         weighted_elongation, weighted_flatness -- ITK's LabelImageToStatisticsLabelMapFilter's values (its median
         and histogram are not computed). Not for Dask arrays, and not with a memory_budget.
+    periodic: the image wraps around (a torus: simulations, tiled crystals, unrolled cylinders): True along every
+        axis, or a sequence of array axes. The pixel past an axis' last index is its first, at every connectivity,
+        so that components crossing the opposite faces are one (cc3d's periodic_boundary, which has 4, 8 and 6).
+        The table describes each component's pixels as they lie in the image: its bbox spans both faces where it
+        wraps, its centroid is the mean of its pixels' indices (cc3d's statistics), its perimeter and border
+        counts take the image's border as the border. The labels, in raster order of first pixels, are joined
+        on the host after the engine's labeling (GPU arrays: their table's columns come from the host). 2-D and 3-D;
+        not for Dask arrays or batches, not with an intensity image.
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
@@ -203,6 +230,8 @@ def label(
     if backend not in ("auto", "cuda", "cpu"):
         raise ValueError("backend: 'auto', 'cuda' or 'cpu'")
     if _dask.is_dask_array(image):
+        if periodic not in (None, False):
+            raise ValueError("periodic: not for Dask arrays (label the array in memory)")
         if intensity is not None:
             raise ValueError("intensity: not for Dask arrays yet (label the chunks' statistics in memory)")
         # Chunk by chunk, joined at the chunks' faces (_dask.py): the labels lazily, the table computed.
@@ -217,6 +246,7 @@ def label(
                            per_class=per_class, class_values=class_values, label_in_memory=label)
     inp = _arrays.as_input(image, "image")
     neighbors = _connectivity(connectivity, inp.ndim)
+    periodic_axes = _periodic_axes(periodic, inp.ndim)
     mask_input = _companion(mask, "mask", inp)
     if inp.device >= 0 and backend == "cpu":
         raise ValueError(
@@ -239,7 +269,8 @@ def label(
                      _table.needs_shape_sums(names), _table.needs_perimeter(names),
                      memory_budget=_non_negative(memory_budget, "memory_budget"), multilabel=multilabel,
                      per_class=per_class, class_values=class_values,
-                     intensity=intensity_input.array if intensity_input is not None else None)
+                     intensity=intensity_input.array if intensity_input is not None else None,
+                     periodic_axes=periodic_axes)
 
     if class_values:
         # The cleaned segmentation keeps the classes' type; the engine refuses classes the dtype cannot hold.

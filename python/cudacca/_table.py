@@ -116,16 +116,21 @@ def write_basic(analysis, inp, names, count, start, spacing, origin, direction, 
     engine straight from its per-sum arrays into an array where the image is (numpy, or CuPy / PyTorch on its
     GPU)."""
     ndim = inp.ndim
+    # Components merged on the host (periodic boundaries) have host columns, moved where the image is after.
+    on_host = inp.device >= 0 and not analysis.device_columns
     arrays = {}
     for name in names:
         if name in _BASIC_COLUMNS:
             components = {"bbox": 2 * ndim, "centroid": ndim}.get(name, 1)
             dtype = {"area": np.float64, "centroid": np.float64, "bbox": np.int64, "image": np.int64,
                      CLASS: np.int64}.get(name, np.uint64)
-            arrays[name] = inp.empty_table((components, count), dtype)
+            shape = (components, count)
+            arrays[name] = np.empty(shape, dtype) if on_host else inp.empty_table(shape, dtype)
     if arrays and count > 0:
         analysis.write_basic_columns(arrays, list(start), list(spacing), list(origin),
                                      [float(v) for row in direction for v in row], batch_stride)
+    if on_host:
+        arrays = {name: inp.from_host(a) for name, a in arrays.items()}
     return arrays
 
 

@@ -149,7 +149,7 @@ public:
       int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
       double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent,
       std::uint64_t memoryBudget, bool multiLabel, bool perClass, bool classValues,
-      const std::optional<Array> & intensity)
+      const std::optional<Array> & intensity, unsigned periodicAxes)
   {
     m_Valid = false;
     itk::cca::Request r;
@@ -214,7 +214,7 @@ public:
       r.feature = intensity->data();
       r.featureKind = KindOf(intensity->dtype(), "intensity");
     }
-    r.connectivity = itk::cca::Connectivity{ connectivity };
+    r.connectivity = itk::cca::Connectivity{ connectivity, periodicAxes };
     r.postProcessing.minimumObjectSize = minSize;
     r.postProcessing.minimumPhysicalSize = minPhysicalSize;
     r.postProcessing.numberOfObjectsToKeep = keep;
@@ -327,7 +327,7 @@ public:
     RequireAnalysis();
     const itk::cca::Geometry geometry = MakeGeometry(start, spacing, origin, direction);
     itk::cca::BasicColumns   c;
-    c.onDevice = m_OnDevice >= 0;
+    c.onDevice = m_OnDevice >= 0 && m_Engine.CanWriteDeviceColumns();
     c.batchStride = batchStride;
     const unsigned d = m_Dimension;
     for (auto item : columns)
@@ -336,10 +336,10 @@ public:
       auto              array = nb::cast<nb::ndarray<>>(item.second);
       const std::size_t rows = name == "bbox" ? 2 * d : name == "centroid" ? d : 1;
       if (array.dtype().bits != 64 || array.size() != rows * m_Count || !IsContiguous(array) ||
-          DeviceOf(array, "table") != m_OnDevice)
+          DeviceOf(array, "table") != (c.onDevice ? m_OnDevice : -1))
       {
         throw nb::value_error(
-          ("column " + name + ": a contiguous 64-bit array of the right size, where the image is").c_str());
+          ("column " + name + ": a contiguous 64-bit array of the right size, where device_columns says").c_str());
       }
       auto * base = static_cast<char *>(array.data());
       auto   row = [&](std::size_t r) { return base + r * m_Count * 8; };
@@ -381,6 +381,13 @@ public:
     }
     nb::gil_scoped_release release;
     m_Engine.WriteBasicColumns(geometry, c);
+  }
+
+  /** Whether write_basic_columns() writes device columns for a device image (else host ones: merged on the host). */
+  bool
+  DeviceColumns() const
+  {
+    return m_OnDevice >= 0 && m_Engine.CanWriteDeviceColumns();
   }
 
   std::uint64_t
@@ -494,7 +501,8 @@ NB_MODULE(_core, m)
          nb::arg("multi_label") = false,
          nb::arg("per_class") = false,
          nb::arg("class_values") = false,
-         nb::arg("intensity").none() = nb::none())
+         nb::arg("intensity").none() = nb::none(),
+         nb::arg("periodic_axes") = 0)
     .def("write_labels",
          &Analysis::WriteLabels,
          nb::arg("out"),
@@ -522,7 +530,8 @@ NB_MODULE(_core, m)
     .def_prop_ro("backend_used", &Analysis::BackendUsed)
     .def_prop_ro("description", &Analysis::Description)
     .def_prop_ro("original_count", &Analysis::OriginalCount)
-    .def_prop_ro("number_of_slabs", &Analysis::NumberOfSlabs);
+    .def_prop_ro("number_of_slabs", &Analysis::NumberOfSlabs)
+    .def_prop_ro("device_columns", &Analysis::DeviceColumns);
 
   m.def("take_warning", []() {
     std::lock_guard<std::mutex> lock(warningMutex);

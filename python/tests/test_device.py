@@ -50,6 +50,24 @@ def test_cupy_in_cupy_out(case, full):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])))
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_periodic_on_the_device(case, library):
+    """Periodic boundaries on a GPU array: joined on the host after the GPU's labeling, the labels on the device,
+    the table's columns moved there; equal to the CPU engine's."""
+    module = pytest.importorskip(library)
+    shape, d, g = case
+    image = random_image(shape, d, g, seed=sum(shape) + 1)
+    for connectivity in range(1, len(shape) + 1):
+        expected, expected_table = cudacca.label(image, connectivity=connectivity, periodic=True, return_table=True,
+                                                 properties="all", backend="cpu")
+        d_image = module.asarray(image) if library == "cupy" else module.from_numpy(image).cuda()
+        labels, table = cudacca.label(d_image, connectivity=connectivity, periodic=True, return_table=True,
+                                      properties="all")
+        np.testing.assert_array_equal(_to_numpy(labels), expected)
+        _same_table(table, expected_table, library)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])))
 def test_torch_in_torch_out(case):
     torch = pytest.importorskip("torch")
     image, expected, expected_table = _host(case, True)

@@ -30,7 +30,7 @@ namespace cca
 Engine::~Engine() = default;
 
 void
-ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType)
+ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType, bool joinsPeriodic)
 {
   if (request.dimension < 1 || request.dimension > MaxDimension)
   {
@@ -67,6 +67,30 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
   {
     throw Error(std::string("multi-label input must have an integer pixel type, not ") +
                 ScalarKindName(request.inputKind) + ": its values are the classes");
+  }
+  if (request.connectivity.periodicAxes != 0)
+  {
+    if (request.connectivity.periodicAxes >> request.dimension != 0)
+    {
+      throw Error("periodic boundaries along an axis the " + std::to_string(request.dimension) +
+                  "-D image does not have");
+    }
+    if (request.dimension < 2)
+    {
+      throw Error("periodic boundaries need a 2-D or 3-D image");
+    }
+    if (request.batchExtent != 0)
+    {
+      throw Error("periodic boundaries are not joined in batches: label each image on its own");
+    }
+    if (request.feature)
+    {
+      throw Error("intensity statistics (a feature image) are not computed with periodic boundaries");
+    }
+    if (!joinsPeriodic)
+    {
+      throw Error("periodic boundaries are joined by the slab engine (the engine facade), not by this engine");
+    }
   }
   if (request.feature && request.batchExtent != 0)
   {

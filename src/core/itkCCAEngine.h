@@ -51,9 +51,10 @@ ScalarKindName(ScalarKind kind);
 /** Checks what every engine needs of a request: a dimension of 1 to 3, no empty side, size 1 along unused
  * dimensions, an input buffer; throws Error with one set of messages for both engines. Images of
  * `maxPixels` pixels or more throw Unavailable, naming `indexType` (the engine's index type): the
- * automatic backend then falls back to the CPU engine. */
+ * automatic backend then falls back to the CPU engine. Periodic boundaries are refused unless the caller
+ * `joinsPeriodic` (the slab engine: the engines label within the image). */
 CudaConnectedComponentAnalysis_EXPORT void
-ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType);
+ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType, bool joinsPeriodic = false);
 
 /** How labels are written: value(k) of the k-th component (0-based, raster order of first pixel)
  * is k, plus one from `skipValue` on, which is how ITK steps over the background value. */

@@ -30,15 +30,19 @@ namespace itk
 namespace cca
 {
 
-/** A plane of pixels, x fastest: x and y (a 2-D image's plane is one row, a 1-D image's one pixel). */
+/** A plane of pixels, x fastest: x and y (a 2-D image's plane is one row, a 1-D image's one pixel). Along a
+ * wrapped axis (periodic boundaries) the pixel past the last one is the first. */
 struct PlaneShape
 {
   std::uint64_t width = 1;
   std::uint64_t height = 1;
+  bool          wrapX = false;
+  bool          wrapY = false;
 };
 
 /** Calls visit(i, j, dx, dy) for each pixel i of a plane and each pixel j = i + (dx, dy) of the next plane, with
- * |dx|, |dy| at most `reach` (0 or 1) and j inside the plane; offset by offset, each over the whole plane. */
+ * |dx|, |dy| at most `reach` (0 or 1) and j inside the plane, or wrapped into it along a wrapped axis; offset by
+ * offset, each over the whole plane. */
 template <typename TVisit>
 void
 ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit)
@@ -49,13 +53,18 @@ ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit)
   const int  reachY = h > 1 ? reach : 0;
   for (int dy = -reachY; dy <= reachY; ++dy)
   {
+    const std::int64_t firstY = dy < 0 && !shape.wrapY ? 1 : 0;
+    const std::int64_t endY = dy > 0 && !shape.wrapY ? h - 1 : h;
     for (int dx = -reachX; dx <= reachX; ++dx)
     {
-      for (std::int64_t y = dy < 0 ? 1 : 0; y < (dy > 0 ? h - 1 : h); ++y)
+      const std::int64_t firstX = dx < 0 && !shape.wrapX ? 1 : 0;
+      const std::int64_t endX = dx > 0 && !shape.wrapX ? w - 1 : w;
+      for (std::int64_t y = firstY; y < endY; ++y)
       {
-        for (std::int64_t x = dx < 0 ? 1 : 0; x < (dx > 0 ? w - 1 : w); ++x)
+        const std::int64_t ny = (y + dy + h) % h;
+        for (std::int64_t x = firstX; x < endX; ++x)
         {
-          visit(static_cast<std::uint64_t>(y * w + x), static_cast<std::uint64_t>((y + dy) * w + x + dx), dx, dy);
+          visit(static_cast<std::uint64_t>(y * w + x), static_cast<std::uint64_t>(ny * w + (x + dx + w) % w), dx, dy);
         }
       }
     }

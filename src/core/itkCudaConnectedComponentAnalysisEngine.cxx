@@ -244,6 +244,10 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
     {
       planesPerSlab = cca::PlanesPerSlab(chosen, request);
     }
+    if (planesPerSlab == 0 && request.connectivity.periodicAxes != 0)
+    {
+      planesPerSlab = request.size[request.dimension - 1]; // one slab: the slab engine joins the wrapped faces
+    }
     if (request.feature && request.memoryBudget != 0)
     {
       throw cca::Error("intensity statistics (a feature image) are not computed in slabs: no memory budget with a "
@@ -492,6 +496,12 @@ CudaConnectedComponentAnalysisEngine::WriteBasicColumns(const Geometry & geometr
                                                                       : nullptr);
     });
   });
+}
+
+bool
+CudaConnectedComponentAnalysisEngine::CanWriteDeviceColumns() const
+{
+  return m_Internals->slabEngine == nullptr;
 }
 
 void

@@ -95,8 +95,20 @@ SlabEngine::GetDescription() const
   {
     thickest = std::max(thickest, plan.firstPlane[s + 1] - plan.firstPlane[s]);
   }
+  std::string periodic;
+  for (unsigned a = 0; a < MaxDimension; ++a)
+  {
+    if (m_Request.connectivity.IsPeriodic(a))
+    {
+      periodic += std::string(periodic.empty() ? ", periodic along " : " and ") + "xyz"[a];
+    }
+  }
+  if (plan.NumberOfSlabs() == 1)
+  {
+    return m_Inner.GetDescription() + periodic;
+  }
   return m_Inner.GetDescription() + ", in " + std::to_string(plan.NumberOfSlabs()) + " slabs of up to " +
-         std::to_string(thickest) + " planes";
+         std::to_string(thickest) + " planes" + periodic;
 }
 
 std::uint64_t
@@ -122,6 +134,7 @@ SlabEngine::SlabRequest(std::size_t s) const
   }
   slab.postProcessing = PostProcessing();
   slab.memoryBudget = 0;
+  slab.connectivity.periodicAxes = 0; // joined here, across the wrapped faces
   slab.keepSumsOnDevice = false;
   return slab;
 }
@@ -130,8 +143,10 @@ std::uint64_t
 SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
 {
   m_Analyzed = false;
-  ValidateRequest(request, UINT64_MAX, "64-bit");
-  if (!CanCutIntoSlabs(request))
+  ValidateRequest(request, UINT64_MAX, "64-bit", true);
+  // Periodic boundaries: an image the inner engine takes whole is one slab, wherever its memory is.
+  const bool periodic = request.connectivity.periodicAxes != 0;
+  if (!CanCutIntoSlabs(request) && !(periodic && planesPerSlab >= request.size[request.dimension - 1]))
   {
     throw Error(request.feature ? "intensity statistics (a feature image) are not computed in slabs: the image must be "
                                   "analyzed whole (no memory budget; the CPU engine takes images of any size)"
@@ -157,6 +172,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   m_Faces.firstPlaneLabels.assign(numSlabs, {});
   m_Faces.lastPlaneLabels.assign(numSlabs, {});
   m_Faces.classOf.clear();
+  m_Faces.PrepareWrappedFaces(request);
 
   // Each slab on its own; its sums moved to the image's indices, its face planes' labels kept.
   std::vector<ComponentSums> pieces;
@@ -177,6 +193,18 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
       }
     }
     m_Faces.firstComponent.push_back(m_Faces.firstComponent.back() + count);
+    if (periodic)
+    {
+      // The wrapped faces cross every slab (but along the slowest axis): the slab's labels whole.
+      std::vector<std::uint32_t> labels(static_cast<std::size_t>((plan.firstPlane[s + 1] - plan.firstPlane[s]) *
+                                                                 plan.planePixels));
+      LabelOutput output;
+      output.data = labels.data();
+      output.kind = ScalarKind::UInt32;
+      output.skipValue = 0; // 1-based
+      m_Inner.WriteLabels(output);
+      m_Faces.TakeWrappedFaces(s, labels);
+    }
     auto facePlane = [&](std::vector<std::uint32_t> & labels, std::uint64_t plane) {
       labels.resize(plan.planePixels);
       LabelOutput output;
@@ -461,6 +489,10 @@ SlabEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   if (columns.batchStride != 0)
   {
     throw Error("the slab engine labels no batches");
+  }
+  if (columns.onDevice)
+  {
+    throw Error("the slab engine writes host columns (WritesDeviceColumns())");
   }
   WriteBasicColumnsOfSums(m_Sums, geometry, columns, newIndex, Threads(0));
 }

@@ -29,6 +29,7 @@
 
 #include "itkCCAComponentSums.h"
 #include "itkCCAEngine.h"
+#include "itkCCAPairsAcross.h"
 
 #include <cstdint>
 #include <string>
@@ -78,6 +79,26 @@ struct SlabFaces
   /** Multi-label input: the class of every global component id (pieces touching across a face join only where
    * their classes are equal); empty otherwise. */
   std::vector<std::int64_t> classOf;
+
+  /** Periodic boundaries (Connectivity::periodicAxes): per wrapped axis, the global ids + 1 (0: background) of
+   * the pixels on the image's first and on its last index along it, as a plane over the two other axes (the
+   * lower one as the plane's x). */
+  struct WrappedFace
+  {
+    unsigned                   axis = 0;
+    PlaneShape                 shape;
+    std::vector<std::uint64_t> first, last;
+  };
+  std::vector<WrappedFace> wrapped;
+
+  /** Sets up `wrapped` for the request's periodic axes (empty planes). */
+  void
+  PrepareWrappedFaces(const Request & request);
+
+  /** Copies into `wrapped` the pixels of slab s that lie on a wrapped face, from the slab's whole label image
+   * (uint32, 1-based); firstComponent[s] must be set. */
+  void
+  TakeWrappedFaces(std::size_t s, const std::vector<std::uint32_t> & slabLabels);
 
   /** The merged component of every global component id (raster order of first pixels: ITK's numbering), and
    * how many there are. */

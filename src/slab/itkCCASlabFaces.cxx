@@ -21,6 +21,7 @@
 #include "itkCCASlabEngine.h"
 #include "itkCCAPairsAcross.h"
 
+#include <array>
 #include <numeric>
 
 namespace itk
@@ -125,6 +126,18 @@ SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
       }
     });
   }
+  // Periodic boundaries: the last plane along a wrapped axis faces the first one.
+  for (const WrappedFace & face : wrapped)
+  {
+    ForEachJoinedPairAcross(face.shape, connectivity, [&](std::uint64_t i, std::uint64_t j) {
+      const std::uint64_t a = face.last[i];
+      const std::uint64_t b = face.first[j];
+      if (a != 0 && b != 0 && (classOf.empty() || classOf[a - 1] == classOf[b - 1]))
+      {
+        forest.Unite(a - 1, b - 1);
+      }
+    });
+  }
   mergedOf.resize(static_cast<std::size_t>(numIds));
   std::uint64_t count = 0;
   for (std::uint64_t id = 0; id < numIds; ++id)
@@ -133,6 +146,67 @@ SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
     mergedOf[id] = root == id ? count++ : mergedOf[root]; // the root comes first: numbered already
   }
   return count;
+}
+
+void
+SlabFaces::PrepareWrappedFaces(const Request & request)
+{
+  wrapped.clear();
+  for (unsigned a = 0; a < request.dimension; ++a)
+  {
+    if (!request.connectivity.IsPeriodic(a))
+    {
+      continue;
+    }
+    const unsigned u = a == 0 ? 1 : 0; // the plane's x and y: the other two axes, lower first
+    const unsigned v = a == 2 ? 1 : 2;
+    WrappedFace    face;
+    face.axis = a;
+    face.shape.width = size[u];
+    face.shape.height = size[v];
+    face.shape.wrapX = request.connectivity.IsPeriodic(u);
+    face.shape.wrapY = request.connectivity.IsPeriodic(v);
+    face.first.assign(static_cast<std::size_t>(size[u] * size[v]), 0);
+    face.last.assign(face.first.size(), 0);
+    wrapped.push_back(std::move(face));
+  }
+}
+
+void
+SlabFaces::TakeWrappedFaces(std::size_t s, const std::vector<std::uint32_t> & slabLabels)
+{
+  const std::uint64_t firstPlane = plan.firstPlane[s];
+  const std::uint64_t endPlane = plan.firstPlane[s + 1];
+  const std::uint64_t global = firstComponent[s]; // + label - 1, + 1
+  for (WrappedFace & face : wrapped)
+  {
+    const unsigned a = face.axis;
+    const unsigned u = a == 0 ? 1 : 0;
+    const unsigned v = a == 2 ? 1 : 2;
+    for (int side = 0; side < 2; ++side)
+    {
+      std::array<std::uint64_t, MaxDimension> index{ { 0, 0, 0 } };
+      index[a] = side == 0 ? 0 : size[a] - 1;
+      std::vector<std::uint64_t> & plane = side == 0 ? face.first : face.last;
+      for (index[v] = 0; index[v] < size[v]; ++index[v])
+      {
+        for (index[u] = 0; index[u] < size[u]; ++index[u])
+        {
+          const std::uint64_t slow = index[plan.axis];
+          if (slow < firstPlane || slow >= endPlane)
+          {
+            continue;
+          }
+          const std::uint64_t local = index[0] + size[0] * (index[1] + size[1] * index[2]) - firstPlane * plan.planePixels;
+          const std::uint32_t label = slabLabels[static_cast<std::size_t>(local)];
+          if (label != 0)
+          {
+            plane[static_cast<std::size_t>(index[u] + size[u] * index[v])] = global + label;
+          }
+        }
+      }
+    }
+  }
 }
 
 void

@@ -255,10 +255,14 @@ struct PostProcessing
 
 /** Which neighbors join: those whose offset has at most `maxNonZero` non-zero components (scikit-image's
  * `connectivity`). 1: face neighbors (4 in 2-D, 6 in 3-D, ITK's default); 2: also the edge neighbors (8 in 2-D,
- * 18 in 3-D); 3: every neighbor (26 in 3-D). A value past the image's dimension is full connectivity there. */
+ * 18 in 3-D); 3: every neighbor (26 in 3-D). A value past the image's dimension is full connectivity there.
+ * `periodicAxes` (bit d: axis d, x first): the image wraps along those axes -- the pixel past the last index is
+ * the first one (a torus; cc3d's periodic_boundary), so that components crossing the image's opposite faces are
+ * one. The engines label within the image; the slab engine joins across the wrapped faces. */
 struct Connectivity
 {
   unsigned maxNonZero = 1;
+  unsigned periodicAxes = 0;
 
   static constexpr Connectivity
   Face()
@@ -294,10 +298,11 @@ struct Connectivity
   {
     return nonZero <= maxNonZero;
   }
-  bool
-  operator==(const Connectivity & o) const
+  /** Whether the image wraps along axis `axis`. */
+  constexpr bool
+  IsPeriodic(unsigned axis) const
   {
-    return maxNonZero == o.maxNonZero;
+    return ((periodicAxes >> axis) & 1u) != 0;
   }
 };
 
