@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import operator
 import threading
 import warnings
 
@@ -92,7 +93,7 @@ def _periodic_axes(periodic, ndim):
     if periodic is True:
         return (1 << ndim) - 1
     try:
-        axes = [int(a) for a in periodic]
+        axes = [operator.index(a) for a in periodic]
     except TypeError:
         raise ValueError(f"periodic: True, False or a sequence of array axes, not {periodic!r}") from None
     bits = 0

@@ -1,6 +1,6 @@
 """cudacca.label(periodic=...): components joined across the image's opposite faces, at every connectivity and
 along every set of axes, against a union-find over the wrapped pixel graph written here and cc3d's
-periodic_boundary (4, 8 and 6); the table against scikit-image's regionprops of those labels; bad input."""
+periodic_boundary (4, 8 and 6); the basic table against scikit-image's regionprops of those labels; bad input."""
 
 import itertools
 
@@ -71,7 +71,7 @@ def test_periodic_equals_union_find_over_the_wrapped_graph(backend, shape):
         image = random_image(shape, d, g, seed=sum(shape) + connectivity * 7 + len(axes) * 3 + int(d * 10))
         expected = wrapped_reference(image, connectivity, axes)
         labels, table = cudacca.label(image, connectivity=connectivity, periodic=axes, return_table=True,
-                                      backend=backend, properties="all")
+                                      backend=backend)
         np.testing.assert_array_equal(labels, expected, err_msg=f"connectivity {connectivity}, axes {axes}")
         if expected.max() == 0:
             continue
@@ -82,13 +82,7 @@ def test_periodic_equals_union_find_over_the_wrapped_graph(backend, shape):
             np.testing.assert_array_equal(table[f"bbox-{c}"], props[f"bbox-{c}"])
         for c in range(ndim):
             np.testing.assert_allclose(table[f"centroid-{c}"], props[f"centroid-{c}"], rtol=1e-12)
-        # the other attributes are those of the same labels analyzed without wrapping (multilabel: each label a
-        # class), the image's border the border
-        _, plain = cudacca.label(expected, connectivity=ndim, multilabel=True, return_table=True, backend=backend,
-                                 properties="all")
-        for name in table:
-            if name != "class":
-                np.testing.assert_allclose(table[name], plain[name], rtol=1e-12, atol=1e-12, err_msg=name)
+    # (ITK's shape attributes of the same labels: CCAConnectivity compares the LabelMap with ITK's.)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

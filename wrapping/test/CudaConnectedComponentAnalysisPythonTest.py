@@ -91,19 +91,26 @@ def check_backend(f, backend):
         raise AssertionError(f"ran on backend {used}, asked for {backend}")
 
 
-def flood_labels(array, max_non_zero):
+def flood_labels(array, max_non_zero, wrap=None):
     """Labels in raster order of first pixels, joining the neighbors whose offset has at most `max_non_zero` non-zero
-    components: the smallest pixel number spread over each component until nothing changes, then renumbered."""
+    components: the smallest pixel number spread over each component until nothing changes, then renumbered.
+    Along the array axes that `wrap` marks, the neighbor past the last index is the first."""
     fg = array != 0
     big = np.iinfo(np.int64).max
     lab = np.where(fg, np.arange(array.size, dtype=np.int64).reshape(array.shape), big)
     offsets = [o for o in np.ndindex(*(3,) * array.ndim) if 0 < sum(v != 1 for v in o) <= max_non_zero]
+    wrap = wrap or (False,) * array.ndim
     while True:
         new = lab.copy()
         for o in offsets:
             dst = tuple(slice(max(0, 1 - v), n - max(0, v - 1)) for v, n in zip(o, array.shape))
             src = tuple(slice(max(0, v - 1), n - max(0, 1 - v)) for v, n in zip(o, array.shape))
             new[dst] = np.minimum(new[dst], lab[src])
+            if any(wrap):
+                # the wrapped neighbors: the whole array rolled, the axes that do not wrap cut as above
+                rolled = np.roll(lab, shift=[1 - v if w else 0 for v, w in zip(o, wrap)], axis=tuple(range(array.ndim)))
+                cut = tuple(slice(None) if w else d for w, d in zip(wrap, dst))
+                new[cut] = np.minimum(new[cut], rolled[tuple(slice(None) if w else s for w, s in zip(wrap, src))])
         new = np.where(fg, new, big)
         if np.array_equal(new, lab):
             break
@@ -152,7 +159,21 @@ def case_labels(backend):
             assert f.GetConnectivity() == 18 and not f.GetFullyConnected()
             np.testing.assert_array_equal(itk.array_view_from_image(f.GetOutput()), flood_labels(array, 2))
             compared += 1
-    print(f"{compared} label images equal to ConnectedComponentImageFilter's (or, at 18, a flood fill's)")
+    # Past ITK: SetPeriodic, the image wrapping along chosen axes, against the flood fill over the wrapped image.
+    for shape, periodic in [((17, 23), (True, False)), ((9, 8, 7), (True, False, True)), ((1, 6, 5), (True,) * 3)]:
+        array = random_array(shape, 0.5, 1, len(shape))
+        image = itk.image_from_array(array)
+        f = new_filter(image, itk.UL, backend)
+        f.SetPeriodic(periodic)
+        f.Update()
+        check_backend(f, backend)
+        assert tuple(f.GetPeriodic()) == periodic
+        # ITK's axes are the array's reversed
+        np.testing.assert_array_equal(itk.array_view_from_image(f.GetOutput()),
+                                      flood_labels(array, 1, wrap=periodic[::-1]))
+        compared += 1
+    print(f"{compared} label images equal to ConnectedComponentImageFilter's (or, at 18 and periodic, a flood "
+          "fill's)")
 
 
 def close(a, b, rel=1e-9, scale=0.0):
