@@ -18,6 +18,7 @@ set(CCA_ENGINE_SOURCES
   src/cpu/itkCCACPUEngineFeatures.cxx
   src/cpu/itkCCACPUEngineIntensity.cxx
   src/cpu/itkCCACPUEngineLines.cxx
+  src/cpu/itkCCAValueTolerance.cxx
   # slabs: an image too large for one analysis, over either engine
   src/slab/itkCCASlabEngine.cxx
   src/slab/itkCCASlabFaces.cxx
@@ -30,6 +31,7 @@ if(CCA_WITH_CUDA)
     cuda/itkCCACudaDevices.cu
     cuda/itkCCACudaStages.cu
     cuda/itkCCAMultiLabelStages.cu
+    cuda/itkCCAValueToleranceStages.cu
     cuda/itkCCAIntensityStages.cu
     cuda/itkCCABasicColumns.cu
     cuda/itkCCARunGrouping.cu

@@ -160,10 +160,10 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
     throw Error(std::string("intensity statistics are computed with FLSL+CD only, not the ") + variant.Name() +
                 " variant");
   }
-  if (request.multiLabel && !variant.MeasuresIntensityAndClasses())
+  if ((request.multiLabel || request.connectivity.HasValueTolerance()) && !variant.MeasuresIntensityAndClasses())
   {
-    throw Error(std::string("multi-label input is labeled with FLSL+CD only, not the ") + variant.Name() +
-                " variant");
+    throw Error(std::string("multi-label input and value tolerance are labeled with FLSL+CD only, not the ") +
+                variant.Name() + " variant");
   }
   m_FeaturesMeasured = variant.MeasuresFeatures();
   if ((featuresToHost || request.computeShapeSums) && !m_FeaturesMeasured)
@@ -179,12 +179,14 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   // The caller's pixels may still be in the making on its stream (CuPy, PyTorch): wait for them there.
   WaitForCallerStream();
   SetGeometry(request);
-  m_MultiLabel = request.multiLabel;
+  // Value tolerance: the multi-label stages over the classes that the pixel union-find makes (stage 1a).
+  const bool byValue = request.connectivity.HasValueTolerance();
+  m_MultiLabel = request.multiLabel || byValue;
   // Multi-label input takes the general path: its extra stages (value breaks, run and component classes) are
   // not in the small-image kernel.
   // So does a feature image (the intensity stage).
   m_Intensity.Clear();
-  const unsigned blocks = request.multiLabel || request.feature ? 0u : SmallImageBlocks(request, variant);
+  const unsigned blocks = m_MultiLabel || request.feature ? 0u : SmallImageBlocks(request, variant);
   // The same stages in two launches and one synchronization, where the image is small and the device takes it.
   if (blocks == 0 || !AnalyzeSmallImage(request, onDevice, blocks))
   {
@@ -193,12 +195,28 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
     m_Bits.Reserve(std::uint64_t{ m_Geometry.numWords } * sizeof(std::uint32_t), "the foreground bitmask");
     const void * input = BuildForegroundBits(
       request, onDevice, m_Pixels, m_Staging, m_Bits.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
+    ScalarKind classKind = request.inputKind;
+    if (byValue)
+    {
+      // 1a. Value tolerance: each pixel's component as its class.
+      m_ToleranceClasses.Reserve(request.NumberOfPixels() * sizeof(std::uint32_t), "the value tolerance's classes");
+      LabelWithinTolerance(input,
+                           request.inputKind,
+                           m_Bits.As<std::uint32_t>(),
+                           request.connectivity,
+                           m_ToleranceClasses.As<std::uint32_t>(),
+                           m_Geometry,
+                           m_Stream,
+                           sms);
+      input = m_ToleranceClasses.As<void>();
+      classKind = ScalarKind::UInt32;
+    }
     if (m_MultiLabel)
     {
       // 1b. Where runs of another value start inside stretches of foreground pixels.
       m_Breaks.Reserve(std::uint64_t{ m_Geometry.numWords } * sizeof(std::uint32_t), "the value breaks");
       BuildValueBreaks(
-        input, request.inputKind, m_Bits.As<std::uint32_t>(), m_Breaks.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
+        input, classKind, m_Bits.As<std::uint32_t>(), m_Breaks.As<std::uint32_t>(), m_Geometry, m_Stream, sms);
     }
     // 2. Runs (multi-label input: and their values).
     const std::uint32_t numRuns = FindRuns();
@@ -209,7 +227,7 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
       {
         m_RunClass.Reserve(std::uint64_t{ numRuns } * sizeof(long long), "the runs' values");
         ClassifyRuns(input,
-                     request.inputKind,
+                     classKind,
                      m_RunBegin.As<std::uint32_t>(),
                      m_RunRow.As<std::uint32_t>(),
                      m_RunClass.As<long long>(),
@@ -667,12 +685,14 @@ CudaEngine::GetWorstCaseBytesPerPixel(const Request & request) const
                         (request.mask ? static_cast<double>(ScalarKindSize(request.maskKind)) : 0.0) + 0.25;
   const double sums = (request.computeShapeSums ? NumberOfSums : SumProducts0) * 8.0 + 6 * 4.0;
   // Multi-label input: every pixel a run and a component (neighbors of other values), each with its class, and the
-  // value breaks' bitmask.
-  const double classes = request.multiLabel ? 8.0 : 0.0;
+  // value breaks' bitmask. Value tolerance: the same, and each pixel's class.
+  const bool   multiLabel = request.multiLabel || request.connectivity.HasValueTolerance();
+  const double classes = multiLabel ? 8.0 : 0.0;
   const double perComponent = sums + 8.0 + (request.keepSumsOnDevice ? 11 * 8.0 : 0.0) + classes;
   const double perRun = 5 * 4.0 + 8 * 4.0 + classes;
-  const double runsPerPixel = request.multiLabel ? 1.0 : 0.5;
-  return pixels + (request.multiLabel ? 0.125 : 0.0) + (perRun + perComponent) * runsPerPixel + 8.0;
+  const double runsPerPixel = multiLabel ? 1.0 : 0.5;
+  return pixels + (multiLabel ? 0.125 : 0.0) + (request.connectivity.HasValueTolerance() ? 4.0 : 0.0) +
+         (perRun + perComponent) * runsPerPixel + 8.0;
 }
 
 const unsigned long long *

@@ -175,6 +175,8 @@ private:
   /** Multi-label input: the value breaks (per bitmask word), each run's and each component's value, the label
    * image's class values (the cleaned segmentation). */
   DeviceBuffer m_Breaks, m_RunClass, m_ComponentClass, m_ClassOfIndex;
+  /** Value tolerance: each pixel's class (its component's first pixel), which the multi-label stages label. */
+  DeviceBuffer m_ToleranceClasses;
   bool         m_MultiLabel = false; ///< the last analysis's Request::multiLabel
 
   DeviceGeometry             m_Geometry{};

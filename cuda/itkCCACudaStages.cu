@@ -94,7 +94,8 @@ BuildForegroundBits(const Request & request, bool onDevice, DeviceBuffer & pixel
   // again (its values): the mask goes after it, 16-byte aligned.
   const std::size_t inputBytes = numPixels * ScalarKindSize(request.inputKind);
   const std::size_t maskBytes = request.mask ? numPixels * ScalarKindSize(request.maskKind) : 0;
-  const std::size_t maskOffset = request.multiLabel ? (inputBytes + 15) / 16 * 16 : 0;
+  const bool        keepValues = request.multiLabel || request.connectivity.HasValueTolerance();
+  const std::size_t maskOffset = keepValues ? (inputBytes + 15) / 16 * 16 : 0;
   if (!onDevice)
   {
     pixels.Reserve(std::max(inputBytes, maskOffset + maskBytes), "the input image");

@@ -57,6 +57,13 @@ EmitRuns(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32
 // Multi-label input (Request::multiLabel; itkCCAMultiLabelStages.cu). `input` is the request's input on the
 // device (the engine keeps it there for these stages).
 
+/** Stage 1a, value tolerance (Connectivity::valueTolerance; itkCCAValueToleranceStages.cu): each foreground
+ * pixel's component by a union-find over pixels, neighbors joining where itkCCAValueTolerance.h's rule says, as its
+ * root's index into `classes` (one per pixel): the classes the multi-label stages then label. */
+void
+LabelWithinTolerance(const void * input, ScalarKind inputKind, const std::uint32_t * bits, Connectivity connectivity,
+                     std::uint32_t * classes, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
+
 /** Stage 1b: breaks[word] marks the foreground pixels whose left neighbor is foreground and of another value,
  * where runs of another class start (after BuildForegroundBits, the mask applied). */
 void

@@ -214,6 +214,14 @@ public:
   itkSetMacro(Periodic, PeriodicType);
   itkGetConstReferenceMacro(Periodic, PeriodicType);
 
+  /** As ScalarConnectedComponentImageFilter's (and cc3d's delta): neighbors join only where their input values
+   * differ by at most this distance -- exactly for integer pixels, in the pixel type's precision for floating-point
+   * ones -- and both are non-zero (and inside the mask; ScalarConnectedComponentImageFilter itself labels the zero
+   * pixels too, unless masked out). Negative (the default): every non-zero neighbor joins. Not with MultiLabel (a
+   * distance of 0 on classes), periodic boundaries or a memory budget. */
+  itkSetMacro(DistanceThreshold, double);
+  itkGetConstMacro(DistanceThreshold, double);
+
   /** Output value of background pixels; object labels step over it (as ConnectedComponentImageFilter). */
   itkSetMacro(BackgroundValue, OutputPixelType);
   itkGetConstMacro(BackgroundValue, OutputPixelType);
@@ -603,6 +611,7 @@ private:
   bool                       m_FullyConnected{ false };
   unsigned                   m_Connectivity{ 0 };
   PeriodicType               m_Periodic{ PeriodicType::Filled(false) };
+  double                     m_DistanceThreshold{ -1 };
   bool                       m_GenerateLabelImage{ true };
   bool                       m_GenerateLabelMap{ true };
   bool                       m_ComputePerimeter{ true };

@@ -214,6 +214,7 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   {
     request.connectivity.periodicAxes |= m_Periodic[d] ? 1u << d : 0u;
   }
+  request.connectivity.valueTolerance = m_DistanceThreshold;
   request.input = input->GetBufferPointer();
   request.inputKind = cca::ScalarKindOf<InputPixelType>();
 
@@ -727,6 +728,8 @@ CudaConnectedComponentAnalysisImageFilter<TInputImage, TOutputImage, TMaskImage,
   os << indent << "Connectivity: " << m_Connectivity << (m_Connectivity == 0 ? " (FullyConnected decides)" : "")
      << std::endl;
   os << indent << "Periodic: " << m_Periodic << std::endl;
+  os << indent << "DistanceThreshold: " << m_DistanceThreshold << (m_DistanceThreshold < 0 ? " (none)" : "")
+     << std::endl;
   os << indent << "GenerateLabelImage: " << m_GenerateLabelImage << std::endl;
   os << indent << "GenerateLabelMap: " << m_GenerateLabelMap << std::endl;
   os << indent << "ComputePerimeter: " << m_ComputePerimeter << std::endl;

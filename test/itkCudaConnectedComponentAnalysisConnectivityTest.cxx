@@ -21,8 +21,12 @@
 // SetConnectivity(); a count the dimension does not have is an itk::ExceptionObject at the update. Periodic
 // boundaries (SetPeriodic) at every connectivity and along every set of axes, against the flood fill over the
 // wrapped image: labels, features, the LabelMap's attributes against ITK's on those labels, whole and in slabs.
+// Value tolerance (SetDistanceThreshold) at every connectivity, on integer and floating-point images, with and
+// without a mask: labels against the flood fill joining close values, the partition against
+// ScalarConnectedComponentImageFilter's (zero pixels masked out), features; its refusals.
 #include "itkCCALabelMapComparison.h"
 #include "itkCCATestUtilities.h"
+#include "itkScalarConnectedComponentImageFilter.h"
 
 #include <array>
 #include <deque>
@@ -35,11 +39,13 @@ using namespace itk::ccatest;
 
 /** Labels in raster order of first pixels, joining the neighbors whose offset has at most `maxNonZero` non-zero
  * components: a breadth-first flood fill over the image, the plainest reading of the rule. Along a `periodic`
- * axis the neighbor past the last index is the first (and before the first, the last). */
+ * axis the neighbor past the last index is the first (and before the first, the last). With a `tolerance` of 0 or
+ * more, neighbors join only where their values differ by at most it (the test's values are exact in double). */
 template <typename TImage>
 typename Image<unsigned int, TImage::ImageDimension>::Pointer
 FloodFill(const TImage * input, unsigned maxNonZero,
-          FixedArray<bool, TImage::ImageDimension> periodic = FixedArray<bool, TImage::ImageDimension>::Filled(false))
+          FixedArray<bool, TImage::ImageDimension> periodic = FixedArray<bool, TImage::ImageDimension>::Filled(false),
+          double tolerance = -1, const TImage * mask = nullptr)
 {
   constexpr unsigned D = TImage::ImageDimension;
   using LabelImage = Image<unsigned int, D>;
@@ -72,10 +78,11 @@ FloodFill(const TImage * input, unsigned maxNonZero,
     }
     ++o[d];
   }
+  auto foreground = [&](const Index<D> & i) { return input->GetPixel(i) != 0 && (!mask || mask->GetPixel(i) != 0); };
   unsigned int next = 0;
   for (ImageRegionConstIteratorWithIndex<TImage> it(input, region); !it.IsAtEnd(); ++it)
   {
-    if (it.Get() == 0 || labels->GetPixel(it.GetIndex()) != 0)
+    if (!foreground(it.GetIndex()) || labels->GetPixel(it.GetIndex()) != 0)
     {
       continue;
     }
@@ -94,7 +101,9 @@ FloodFill(const TImage * input, unsigned maxNonZero,
           const auto n = static_cast<IndexValueType>(region.GetSize(d));
           q[d] = periodic[d] ? (q[d] + n) % n : q[d];
         }
-        if (region.IsInside(q) && input->GetPixel(q) != 0 && labels->GetPixel(q) == 0)
+        if (region.IsInside(q) && foreground(q) && labels->GetPixel(q) == 0 &&
+            (tolerance < 0 ||
+             std::abs(static_cast<double>(input->GetPixel(p)) - static_cast<double>(input->GetPixel(q))) <= tolerance))
         {
           labels->SetPixel(q, next);
           queue.push_back(q);
@@ -261,6 +270,125 @@ Periodic(Backend backend)
   return ok;
 }
 
+/** Value tolerance: random images of values in blocks (integers, or floats on a grid of quarters), every
+ * connectivity, a few distances, with and without a mask. */
+template <typename TPixel, unsigned D>
+bool
+ValueTolerance(Backend backend)
+{
+  using InputImage = Image<TPixel, D>;
+  using Filter = CudaConnectedComponentAnalysisImageFilter<InputImage, Image<unsigned int, D>, InputImage>;
+  const bool     isFloat = std::is_floating_point<TPixel>::value;
+  const unsigned neighbors[2][3] = { { 4, 8, 0 }, { 6, 18, 26 } };
+  bool           ok = true;
+  std::uint32_t  seed = 300;
+  Size<D>        size;
+  for (unsigned d = 0; d < D; ++d)
+  {
+    size[d] = D == 2 ? 37 - 6 * d : 13 - 2 * d;
+  }
+  for (unsigned maxNonZero = 1; maxNonZero <= D; ++maxNonZero)
+  {
+    for (const double distance : { 0.0, 1.0, 2.5 })
+    {
+      for (const unsigned g : { 1u, 2u })
+      {
+        for (const bool masked : { false, true })
+        {
+          auto image = MakeRandomImage<InputImage>(size, 0.8, g, ++seed, [isFloat](std::mt19937 & random) {
+            const auto v = static_cast<int>(random() % 9) - (std::is_signed<TPixel>::value ? 3 : 0);
+            return static_cast<TPixel>(isFloat ? v * 0.75 : v);
+          });
+          auto mask = MakeRandomImage<InputImage>(size, 0.8, 1, seed * 7, [](std::mt19937 &) { return TPixel(1); });
+          const unsigned     count = neighbors[D - 2][maxNonZero - 1];
+          std::ostringstream what;
+          what << D << "-D " << typeid(TPixel).name() << " connectivity " << count << " distance " << distance
+               << " g=" << g << (masked ? " masked" : "");
+          const auto expected = FloodFill(image.GetPointer(), maxNonZero, FixedArray<bool, D>::Filled(false), distance,
+                                          masked ? mask.GetPointer() : nullptr);
+          auto filter = Filter::New();
+          filter->SetInput(image);
+          filter->SetBackend(backend);
+          filter->SetConnectivity(count);
+          filter->SetDistanceThreshold(distance);
+          if (masked)
+          {
+            filter->SetMaskImage(mask);
+          }
+          filter->Update();
+          ok = SameImage(filter->GetOutput(), expected.GetPointer(), what.str()) && ok;
+          ok = FeaturesMatchBruteForce(filter.GetPointer(), what.str()) && ok;
+          if (maxNonZero == 1 || maxNonZero == D)
+          {
+            // ITK's filter labels the zero pixels too: masked out here.
+            auto itkMask = InputImage::New();
+            itkMask->SetRegions(size);
+            itkMask->Allocate();
+            for (SizeValueType i = 0; i < image->GetBufferedRegion().GetNumberOfPixels(); ++i)
+            {
+              itkMask->GetBufferPointer()[i] =
+                image->GetBufferPointer()[i] != 0 && (!masked || mask->GetBufferPointer()[i] != 0) ? 1 : 0;
+            }
+            auto scalar = ScalarConnectedComponentImageFilter<InputImage, Image<unsigned int, D>, InputImage>::New();
+            scalar->SetInput(image);
+            scalar->SetMaskImage(itkMask);
+            scalar->SetDistanceThreshold(static_cast<TPixel>(distance));
+            scalar->SetFullyConnected(maxNonZero == D);
+            scalar->Update();
+            ok = SamePartition(filter->GetOutput(), scalar->GetOutput(), what.str() + " (ScalarConnectedComponent)") &&
+                 ok;
+          }
+        }
+      }
+    }
+  }
+  return ok;
+}
+
+/** A distance threshold with MultiLabel, periodic boundaries or a memory budget: refused with a message. */
+bool
+ValueToleranceRefusals(Backend backend)
+{
+  using InputImage = Image<unsigned char, 2>;
+  auto image = MakeRandomImage<InputImage>(Size<2>{ { 8, 8 } }, 0.5, 1, 7, [](std::mt19937 &) { return 1; });
+  bool ok = true;
+  for (int c = 0; c < 3; ++c)
+  {
+    auto filter = MakeFilter<2>(image, backend);
+    filter->SetDistanceThreshold(1);
+    const char * expected = c == 0   ? "multi-label input is a tolerance of 0"
+                            : c == 1 ? "not joined across slabs or periodic boundaries"
+                                     : "no memory budget with a value tolerance";
+    if (c == 0)
+    {
+      filter->MultiLabelOn();
+    }
+    else if (c == 1)
+    {
+      filter->SetPeriodic(FilterOf<2>::PeriodicType::Filled(true));
+    }
+    else
+    {
+      filter->SetMemoryBudget(1);
+    }
+    try
+    {
+      filter->Update();
+      std::cerr << "distance threshold: '" << expected << "' was not refused" << std::endl;
+      ok = false;
+    }
+    catch (const ExceptionObject & e)
+    {
+      if (std::string(e.GetDescription()).find(expected) == std::string::npos)
+      {
+        std::cerr << "distance threshold: unexpected message: " << e.GetDescription() << std::endl;
+        ok = false;
+      }
+    }
+  }
+  return ok;
+}
+
 /** Periodic boundaries with a feature image: refused with a message. */
 bool
 PeriodicWithIntensityRefused(Backend backend)
@@ -335,6 +463,11 @@ itkCudaConnectedComponentAnalysisConnectivityTest(int argc, char * argv[])
   ok = Periodic<2>(backend) && ok;
   ok = Periodic<3>(backend) && ok;
   ok = PeriodicWithIntensityRefused(backend) && ok;
+  ok = ValueTolerance<unsigned char, 2>(backend) && ok;
+  ok = ValueTolerance<short, 3>(backend) && ok;
+  ok = ValueTolerance<float, 2>(backend) && ok;
+  ok = ValueTolerance<double, 3>(backend) && ok;
+  ok = ValueToleranceRefusals(backend) && ok;
   std::cout << (ok ? "every connectivity labels as its flood fill" : "FAILED") << std::endl;
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }

@@ -217,27 +217,6 @@ ClassImage(const std::vector<ClassComponent> & reference, const ImageBase<TLabel
   return out;
 }
 
-/** Whether `a` and `b` are the same partition of the pixels into components (labels up to renaming; 0 in both
- * the same pixels). */
-template <typename TImage>
-bool
-SamePartition(const TImage * a, const TImage * b, const std::string & what)
-{
-  std::map<std::uint64_t, std::uint64_t> aToB, bToA;
-  const SizeValueType                    n = a->GetBufferedRegion().GetNumberOfPixels();
-  for (SizeValueType i = 0; i < n; ++i)
-  {
-    const auto la = static_cast<std::uint64_t>(a->GetBufferPointer()[i]);
-    const auto lb = static_cast<std::uint64_t>(b->GetBufferPointer()[i]);
-    if ((la == 0) != (lb == 0) || aToB.emplace(la, lb).first->second != lb || bToA.emplace(lb, la).first->second != la)
-    {
-      std::cerr << what << ": partitions differ at offset " << i << std::endl;
-      return false;
-    }
-  }
-  return true;
-}
-
 template <unsigned D>
 std::vector<typename Image<short, D>::SizeType>
 Sizes()

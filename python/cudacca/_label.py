@@ -33,13 +33,14 @@ def _analysis():
 
 def _analyze(analysis, inp, image, mask, connectivity, backend, device, threads, min_size, min_physical_size, keep, sort,
              pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0, multilabel=False, per_class=False,
-             class_values=False, intensity=None, periodic_axes=0):
+             class_values=False, intensity=None, periodic_axes=0, value_tolerance=-1.0):
     """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
     count = analysis.run(image, mask, int(connectivity), backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
                          bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget), bool(multilabel),
-                         bool(per_class), bool(class_values), intensity, int(periodic_axes))
+                         bool(per_class), bool(class_values), intensity, int(periodic_axes),
+                         float(value_tolerance))
     text = _core.take_warning()
     if text:
         warnings.warn("cudacca: " + text.strip(), RuntimeWarning, stacklevel=3)  # the user's call of label()/label_batch()
@@ -151,6 +152,7 @@ def label(
     class_values=False,
     intensity=None,
     periodic=False,
+    delta=None,
 ):
     """Labels the connected components of `image` and, with `return_table`, measures them.
 
@@ -211,6 +213,13 @@ def label(
         counts take the image's border as the border. The labels, in raster order of first pixels, are joined
         on the host after the engine's labeling (GPU arrays: their table's columns come from the host). 2-D and 3-D;
         not for Dask arrays or batches, not with an intensity image.
+    delta: value-tolerance connectivity on a scalar image (continuous values: a CT, a distance map, a simulation
+        field): neighbors join only where both are non-zero and their values differ by at most delta -- exactly for
+        integer arrays, in the dtype's precision for floating-point ones (cc3d's delta; ITK's
+        ScalarConnectedComponentImageFilter with a distance threshold, which itself labels the zero pixels too unless
+        masked). Both engines, every connectivity, GPU arrays where they are (a union-find over pixels, then the
+        multi-label stages). delta=0 on an integer image is multilabel=True. Background must be 0; not with
+        multilabel, periodic, a memory_budget, Dask arrays or batches.
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
@@ -230,7 +239,17 @@ def label(
         raise ValueError("min_size, min_physical_size and keep_largest must not be negative")
     if backend not in ("auto", "cuda", "cpu"):
         raise ValueError("backend: 'auto', 'cuda' or 'cpu'")
+    if delta is not None:
+        delta = float(delta)
+        if not delta >= 0 or delta == float("inf"):
+            raise ValueError(f"delta: a finite distance of 0 or more, not {delta!r}")
+        if multilabel:
+            raise ValueError("delta and multilabel: multilabel is delta=0 on the classes; pass one")
+        if background not in (None, 0):
+            raise ValueError("delta: the background must be 0 (the values are compared as they are)")
     if _dask.is_dask_array(image):
+        if delta is not None:
+            raise ValueError("delta: not for Dask arrays (label the array in memory)")
         if periodic not in (None, False):
             raise ValueError("periodic: not for Dask arrays (label the array in memory)")
         if intensity is not None:
@@ -271,7 +290,7 @@ def label(
                      memory_budget=_non_negative(memory_budget, "memory_budget"), multilabel=multilabel,
                      per_class=per_class, class_values=class_values,
                      intensity=intensity_input.array if intensity_input is not None else None,
-                     periodic_axes=periodic_axes)
+                     periodic_axes=periodic_axes, value_tolerance=-1.0 if delta is None else delta)
 
     if class_values:
         # The cleaned segmentation keeps the classes' type; the engine refuses classes the dtype cannot hold.

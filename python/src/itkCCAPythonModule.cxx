@@ -149,7 +149,7 @@ public:
       int deviceId, unsigned threads, std::uint64_t minSize, double minPhysicalSize, std::uint64_t keep, bool sort,
       double pixelVolume, bool shapeSums, bool perimeter, std::uintptr_t stream, std::uint64_t batchExtent,
       std::uint64_t memoryBudget, bool multiLabel, bool perClass, bool classValues,
-      const std::optional<Array> & intensity, unsigned periodicAxes)
+      const std::optional<Array> & intensity, unsigned periodicAxes, double valueTolerance)
   {
     m_Valid = false;
     itk::cca::Request r;
@@ -214,7 +214,7 @@ public:
       r.feature = intensity->data();
       r.featureKind = KindOf(intensity->dtype(), "intensity");
     }
-    r.connectivity = itk::cca::Connectivity{ connectivity, periodicAxes };
+    r.connectivity = itk::cca::Connectivity{ connectivity, periodicAxes, valueTolerance };
     r.postProcessing.minimumObjectSize = minSize;
     r.postProcessing.minimumPhysicalSize = minPhysicalSize;
     r.postProcessing.numberOfObjectsToKeep = keep;
@@ -502,7 +502,8 @@ NB_MODULE(_core, m)
          nb::arg("per_class") = false,
          nb::arg("class_values") = false,
          nb::arg("intensity").none() = nb::none(),
-         nb::arg("periodic_axes") = 0)
+         nb::arg("periodic_axes") = 0,
+         nb::arg("value_tolerance") = -1.0)
     .def("write_labels",
          &Analysis::WriteLabels,
          nb::arg("out"),

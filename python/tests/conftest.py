@@ -1,4 +1,7 @@
-"""Shared helpers of cudacca's tests: random images as the C++ suite makes them (density x granularity)."""
+"""Shared helpers of cudacca's tests: random images as the C++ suite makes them (density x granularity), and a
+reference labeling over an explicit pixel graph."""
+
+import itertools
 
 import numpy as np
 import pytest
@@ -19,6 +22,60 @@ def random_image(shape, density, granularity, seed):
     for axis in range(len(shape)):
         image = np.repeat(image, granularity, axis=axis)
     return np.ascontiguousarray(image[tuple(slice(0, s) for s in shape)]).astype(np.uint8)
+
+
+def offsets(ndim, connectivity):
+    """Half the neighborhood (the first non-zero component positive): each neighbor pair once."""
+    for o in itertools.product((-1, 0, 1), repeat=ndim):
+        nonzero = [c for c in o if c != 0]
+        if nonzero and len(nonzero) <= connectivity and nonzero[0] > 0:
+            yield o
+
+
+def reference_components(image, connectivity, axes=(), delta=None):
+    """Labels in raster order of first pixels of the graph whose edges join foreground (non-zero) pixels at offsets of
+    at most `connectivity` non-zero components, wrapping along the array axes `axes`, and with `delta` only where
+    their values differ by at most it (exactly: integers compared as Python ints, floats in their dtype): scipy's
+    connected_components on that graph."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    fg = image != 0
+    n = image.size
+    index = np.arange(n).reshape(image.shape)
+    rows, cols = [], []
+    for o in offsets(image.ndim, connectivity):
+        # the neighbor of p at p + o: rolled by -o; where an axis does not wrap, the pixels whose neighbor
+        # would leave the image have none
+        neighbor = np.roll(index, shift=[-c for c in o], axis=tuple(range(image.ndim)))
+        valid = fg & fg.reshape(-1)[neighbor]
+        if delta is not None:
+            a, b = image, image.reshape(-1)[neighbor]
+            if image.dtype.kind == "f":
+                close = np.abs(a - b) <= image.dtype.type(delta)  # the difference rounded to the dtype
+            else:
+                close = np.abs(a.astype(object) - b.astype(object)) <= int(delta)  # exact
+            valid &= close.astype(bool)
+        for axis, c in enumerate(o):
+            if c != 0 and axis not in axes:
+                edge = [slice(None)] * image.ndim
+                edge[axis] = slice(-1, None) if c > 0 else slice(0, 1)
+                valid[tuple(edge)] = False
+        rows.append(index[valid])
+        cols.append(neighbor[valid])
+    rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+    cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
+    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
+    _, component = connected_components(graph, directed=False)
+    component = component.reshape(-1)
+    flat_fg = fg.reshape(-1)
+    # raster order of first pixels
+    first = {}
+    labels = np.zeros(n, np.int64)
+    for p in np.flatnonzero(flat_fg):
+        labels[p] = first.setdefault(component[p], len(first) + 1)
+    return labels.reshape(image.shape)
+
 
 
 @pytest.fixture

@@ -68,6 +68,47 @@ def test_periodic_on_the_device(case, library):
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])))
+def test_delta_on_the_device(case):
+    """Value tolerance on a CuPy array: the pixel union-find and the multi-label stages on the GPU, labels and table
+    there, equal to the CPU engine's."""
+    cupy = pytest.importorskip("cupy")
+    shape, d, g = case
+    rng = np.random.default_rng(sum(shape))
+    image = (random_image(shape, d, g, seed=sum(shape) + 2) * rng.integers(1, 9, size=shape)).astype(np.float32)
+    for connectivity in range(1, len(shape) + 1):
+        for delta in (0, 1.5):
+            expected, expected_table = cudacca.label(image, connectivity=connectivity, delta=delta, return_table=True,
+                                                     properties="all", backend="cpu")
+            labels, table = cudacca.label(cupy.asarray(image), connectivity=connectivity, delta=delta,
+                                          return_table=True, properties="all")
+            np.testing.assert_array_equal(cupy.asnumpy(labels), expected)
+            _same_table(table, expected_table, "cupy")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])))
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_contacts_on_the_device(case, library):
+    """Contacts of a GPU label image: counted on the GPU, the table in the labels' library; equal to the CPU
+    engine's; a host image on the CUDA engine too."""
+    module = pytest.importorskip(library)
+    shape, d, g = case
+    labels = cudacca.label(random_image(shape, d, g, seed=sum(shape) + 3), connectivity="face", backend="cpu")
+    labels = (labels % 7).astype(np.int32)  # components renamed into 6 labels: they touch
+    for connectivity in range(1, len(shape) + 1):
+        expected = cudacca.contacts(labels, connectivity=connectivity, spacing=(0.5, 2.0, 3.0)[:len(shape)],
+                                    backend="cpu")
+        d_labels = module.asarray(labels) if library == "cupy" else module.from_numpy(labels).cuda()
+        for source, backend in ((d_labels, "auto"), (labels, "cuda")):
+            table = cudacca.contacts(source, connectivity=connectivity, spacing=(0.5, 2.0, 3.0)[:len(shape)],
+                                     backend=backend)
+            assert table.keys() == expected.keys()
+            for k in table:
+                if source is d_labels:
+                    assert type(table[k]).__module__.split(".")[0] == library, k
+                np.testing.assert_array_equal(_to_numpy(table[k]), expected[k], err_msg=k)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: "x".join(map(str, c[0])))
 def test_torch_in_torch_out(case):
     torch = pytest.importorskip("torch")
     image, expected, expected_table = _host(case, True)

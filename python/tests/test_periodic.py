@@ -8,51 +8,7 @@ import numpy as np
 import pytest
 
 import cudacca
-from conftest import BACKENDS, DENSITY_GRANULARITY, random_image
-
-
-def offsets(ndim, connectivity):
-    """Half the neighborhood (the first non-zero component positive): each neighbor pair once."""
-    for o in itertools.product((-1, 0, 1), repeat=ndim):
-        nonzero = [c for c in o if c != 0]
-        if nonzero and len(nonzero) <= connectivity and nonzero[0] > 0:
-            yield o
-
-
-def wrapped_reference(image, connectivity, axes):
-    """Labels in raster order of first pixels of the graph whose edges join foreground pixels at offsets of at most
-    `connectivity` non-zero components, wrapping along `axes` (scipy's connected_components on that graph)."""
-    from scipy.sparse import coo_matrix
-    from scipy.sparse.csgraph import connected_components
-
-    fg = image != 0
-    n = image.size
-    index = np.arange(n).reshape(image.shape)
-    rows, cols = [], []
-    for o in offsets(image.ndim, connectivity):
-        # the neighbor of p at p + o: rolled by -o; where an axis does not wrap, the pixels whose neighbor
-        # would leave the image have none
-        neighbor = np.roll(index, shift=[-c for c in o], axis=tuple(range(image.ndim)))
-        valid = fg & fg.reshape(-1)[neighbor]
-        for axis, c in enumerate(o):
-            if c != 0 and axis not in axes:
-                edge = [slice(None)] * image.ndim
-                edge[axis] = slice(-1, None) if c > 0 else slice(0, 1)
-                valid[tuple(edge)] = False
-        rows.append(index[valid])
-        cols.append(neighbor[valid])
-    rows = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-    cols = np.concatenate(cols) if cols else np.zeros(0, np.int64)
-    graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n))
-    _, component = connected_components(graph, directed=False)
-    component = component.reshape(-1)
-    flat_fg = fg.reshape(-1)
-    # raster order of first pixels
-    first = {}
-    labels = np.zeros(n, np.int64)
-    for p in np.flatnonzero(flat_fg):
-        labels[p] = first.setdefault(component[p], len(first) + 1)
-    return labels.reshape(image.shape)
+from conftest import BACKENDS, DENSITY_GRANULARITY, random_image, reference_components
 
 
 def axis_sets(ndim):
@@ -69,7 +25,7 @@ def test_periodic_equals_union_find_over_the_wrapped_graph(backend, shape):
     ndim = len(shape)
     for connectivity, axes, (d, g) in itertools.product(range(1, ndim + 1), axis_sets(ndim), DENSITY_GRANULARITY[:3]):
         image = random_image(shape, d, g, seed=sum(shape) + connectivity * 7 + len(axes) * 3 + int(d * 10))
-        expected = wrapped_reference(image, connectivity, axes)
+        expected = reference_components(image, connectivity, axes)
         labels, table = cudacca.label(image, connectivity=connectivity, periodic=axes, return_table=True,
                                       backend=backend)
         np.testing.assert_array_equal(labels, expected, err_msg=f"connectivity {connectivity}, axes {axes}")
@@ -99,7 +55,7 @@ def test_periodic_equals_cc3d(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_periodic_with_post_processing_multilabel_and_slabs(backend):
     image = random_image((41, 37, 9), 0.45, 2, seed=5)
-    expected = wrapped_reference(image, 1, (0, 2))
+    expected = reference_components(image, 1, (0, 2))
     sizes = np.bincount(expected.reshape(-1))[1:]
     # in slabs (a budget far below the image's need): the same labels
     slabs = cudacca.label(image, periodic=(0, -1), memory_budget=1, backend=backend)
@@ -113,7 +69,7 @@ def test_periodic_with_post_processing_multilabel_and_slabs(backend):
     classes = (image * (1 + (np.arange(image.shape[2]) >= 4))).astype(np.uint8)
     ours = cudacca.label(classes, multilabel=True, periodic=True, backend=backend)
     for value in (1, 2):
-        part = wrapped_reference(classes == value, 1, (0, 1, 2))
+        part = reference_components(classes == value, 1, (0, 1, 2))
         assert len(np.unique(ours[classes == value])) == part.max()
         # the same partition
         pairs = np.unique(np.stack([ours[classes == value], part[classes == value]]), axis=1)

@@ -17,6 +17,8 @@
  *=========================================================================*/
 // Engine-independent helpers of the connected component analysis engines.
 #include "itkCCAEngine.h"
+
+#include <cmath>
 #include "itkCCAParallelFor.h"
 
 #include <limits>
@@ -67,6 +69,25 @@ ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * i
   {
     throw Error(std::string("multi-label input must have an integer pixel type, not ") +
                 ScalarKindName(request.inputKind) + ": its values are the classes");
+  }
+  if (std::isnan(request.connectivity.valueTolerance))
+  {
+    throw Error("the value tolerance is NaN: a distance of 0 or more, or negative for none");
+  }
+  if (request.connectivity.HasValueTolerance())
+  {
+    if (request.multiLabel)
+    {
+      throw Error("a value tolerance and multi-label input together: multi-label input is a tolerance of 0");
+    }
+    if (request.batchExtent != 0)
+    {
+      throw Error("a value tolerance is not applied to batches: label each image on its own");
+    }
+    if (joinsPeriodic)
+    {
+      throw Error("a value tolerance is not joined across slabs or periodic boundaries: the image is labeled whole");
+    }
   }
   if (request.connectivity.periodicAxes != 0)
   {

@@ -248,6 +248,10 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
     {
       planesPerSlab = request.size[request.dimension - 1]; // one slab: the slab engine joins the wrapped faces
     }
+    if (request.connectivity.HasValueTolerance() && request.memoryBudget != 0)
+    {
+      throw cca::Error("a value tolerance is not applied in slabs: no memory budget with a value tolerance");
+    }
     if (request.feature && request.memoryBudget != 0)
     {
       throw cca::Error("intensity statistics (a feature image) are not computed in slabs: no memory budget with a "

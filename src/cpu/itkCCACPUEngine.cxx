@@ -41,6 +41,7 @@
 
 #include "itkCCACPUEngine.h"
 #include "itkCCAParallelFor.h"
+#include "itkCCAValueTolerance.h"
 
 #include <algorithm>
 #include <cstring>
@@ -78,14 +79,28 @@ CPUEngine::GetDescription() const
 }
 
 std::uint64_t
-CPUEngine::Analyze(const Request & request)
+CPUEngine::Analyze(const Request & given)
 {
   m_Analyzed = false;
-  if (request.inputOnDevice)
+  if (given.inputOnDevice)
   {
     throw Error("the CPU engine cannot read an image in GPU memory; use the CUDA engine");
   }
-  Validate(request);
+  Validate(given);
+  // Value tolerance: the components by a pixel union-find first, as classes that the multi-label stages label.
+  Request request = given;
+  if (given.connectivity.HasValueTolerance())
+  {
+    try
+    {
+      request = ToleranceClasses(given);
+    }
+    catch (const std::bad_alloc &)
+    {
+      throw OutOfMemory("CPU engine: out of memory while joining the pixels of an image of " +
+                        std::to_string(given.NumberOfPixels()) + " pixels by value");
+    }
+  }
 
   m_Size = request.size;
   m_Dimension = request.dimension;
@@ -121,6 +136,31 @@ CPUEngine::Analyze(const Request & request)
   }
   m_Analyzed = true;
   return m_Features.size();
+}
+
+Request
+CPUEngine::ToleranceClasses(const Request & request)
+{
+  Request classes = request;
+  classes.multiLabel = true;
+  classes.mask = nullptr; // applied: masked pixels are class 0
+  classes.connectivity.valueTolerance = -1;
+  const std::uint64_t n = request.NumberOfPixels();
+  if (n < UINT32_MAX)
+  {
+    m_ToleranceClasses32.resize(static_cast<std::size_t>(n));
+    LabelWithinTolerance(request, m_NumberOfThreads, m_ToleranceClasses32.data());
+    classes.input = m_ToleranceClasses32.data();
+    classes.inputKind = ScalarKind::UInt32;
+  }
+  else
+  {
+    m_ToleranceClasses64.resize(static_cast<std::size_t>(n));
+    LabelWithinTolerance(request, m_NumberOfThreads, m_ToleranceClasses64.data());
+    classes.input = m_ToleranceClasses64.data();
+    classes.inputKind = ScalarKind::UInt64;
+  }
+  return classes;
 }
 
 const std::vector<ComponentSums> &
@@ -256,9 +296,10 @@ cpu::CPUEngine::GetWorstCaseBytesPerPixel(const Request & request) const
 {
   // Every other pixel a run (begin and end, its union-find parent) and a component (its ComponentSums row),
   // the mask not counted (the caller's), plus each row's first run.
-  // Multi-label input: every pixel a run and a component.
+  // Multi-label input: every pixel a run and a component. Value tolerance: the same, and each pixel's class.
+  const bool   byValue = request.connectivity.HasValueTolerance();
   const double perRun = 2 * sizeof(std::uint64_t) + sizeof(std::uint64_t) + sizeof(ComponentSums);
-  return perRun / (request.multiLabel ? 1 : 2) +
+  return perRun / (request.multiLabel || byValue ? 1 : 2) + (byValue ? 9.0 : 0.0) +
          static_cast<double>(sizeof(std::uint64_t)) / static_cast<double>(request.size[0]);
 }
 

@@ -107,6 +107,10 @@ private:
   void
   ReleaseMemory();
 
+  /** Value tolerance: the request over the components' classes (LabelWithinTolerance), kept in this engine. */
+  Request
+  ToleranceClasses(const Request & request);
+
   // Looking up the runs of a row, for every stage.
 
   /** Index of the block that holds `row`. */
@@ -242,6 +246,9 @@ private:
   Buffer<std::uint64_t>      m_Parent;
   std::vector<ComponentSums> m_Features;
   IntensitySums              m_Intensity; ///< empty without a feature image
+  /** Value tolerance: each pixel's class (itkCCAValueTolerance.h), 32-bit below 2^32 pixels. */
+  UninitializedVector<std::uint32_t> m_ToleranceClasses32;
+  UninitializedVector<std::uint64_t> m_ToleranceClasses64;
 };
 
 } // namespace cpu

@@ -35,7 +35,8 @@ namespace cca
 bool
 CanCutIntoSlabs(const Request & request)
 {
-  return request.dimension >= 2 && !request.inputOnDevice && request.batchExtent == 0 && !request.feature;
+  return request.dimension >= 2 && !request.inputOnDevice && request.batchExtent == 0 && !request.feature &&
+         !request.connectivity.HasValueTolerance();
 }
 
 std::uint64_t

@@ -258,11 +258,15 @@ struct PostProcessing
  * 18 in 3-D); 3: every neighbor (26 in 3-D). A value past the image's dimension is full connectivity there.
  * `periodicAxes` (bit d: axis d, x first): the image wraps along those axes -- the pixel past the last index is
  * the first one (a torus; cc3d's periodic_boundary), so that components crossing the image's opposite faces are
- * one. The engines label within the image; the slab engine joins across the wrapped faces. */
+ * one. The engines label within the image; the slab engine joins across the wrapped faces.
+ * `valueTolerance` (0 or more): neighbors join only where their values differ by at most it (ITK's
+ * ScalarConnectedComponentImageFilter's distance threshold, cc3d's delta; itkCCAValueTolerance.h says how exactly),
+ * both foreground; negative: every foreground neighbor joins. */
 struct Connectivity
 {
   unsigned maxNonZero = 1;
   unsigned periodicAxes = 0;
+  double   valueTolerance = -1;
 
   static constexpr Connectivity
   Face()
@@ -297,6 +301,12 @@ struct Connectivity
   Joins(unsigned nonZero) const
   {
     return nonZero <= maxNonZero;
+  }
+  /** Whether neighbors join by their values' difference (valueTolerance). */
+  constexpr bool
+  HasValueTolerance() const
+  {
+    return valueTolerance >= 0;
   }
   /** Whether the image wraps along axis `axis`. */
   constexpr bool

@@ -1,0 +1,90 @@
+"""cudacca.label(delta=...): value-tolerance connectivity against a union-find over the pixel graph written here
+(conftest.reference_components) and cc3d's delta, at every connectivity, on integer and floating-point images, with
+a mask and a table; exactness past double precision; bad input. (ITK's ScalarConnectedComponentImageFilter:
+the C++ suite, CCAConnectivity.)"""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import cudacca
+from conftest import BACKENDS, random_image, reference_components
+
+
+def valued_image(shape, granularity, seed, dtype, levels=9, density=0.85):
+    """Values 1 .. levels in blocks of granularity^ndim pixels, a third of the pixels another value, zeros in
+    between (floats: the values times 0.75)."""
+    rng = np.random.default_rng(seed)
+    blocks = rng.integers(1, levels + 1, size=tuple(-(-s // granularity) for s in shape))
+    for axis in range(len(shape)):
+        blocks = np.repeat(blocks, granularity, axis=axis)
+    blocks = blocks[tuple(slice(0, s) for s in shape)]
+    values = np.where(rng.random(shape) < 0.3, rng.integers(1, levels + 1, size=shape), blocks)
+    image = values * (random_image(shape, density, 1, seed + 1) != 0)
+    return (image * 0.75 if np.dtype(dtype).kind == "f" else image).astype(dtype)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(1, 1), (1, 31), (31, 1), (43, 37), (9, 8, 7), (1, 6, 5), (17, 13, 11), (50,)])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+def test_delta_equals_union_find_over_the_pixel_graph(backend, shape, dtype):
+    from skimage import measure
+
+    ndim = len(shape)
+    for connectivity, delta, g in itertools.product(range(1, ndim + 1), (0, 1, 1.5, 2.25), (1, 2)):
+        image = valued_image(shape, g, seed=sum(shape) + connectivity * 11 + g, dtype=dtype)
+        expected = reference_components(image, connectivity, delta=delta)
+        labels, table = cudacca.label(image, connectivity=connectivity, delta=delta, return_table=True,
+                                      backend=backend)
+        np.testing.assert_array_equal(labels, expected, err_msg=f"connectivity {connectivity}, delta {delta}")
+        assert "class" not in table
+        if expected.max() == 0 or ndim == 1:
+            continue
+        props = measure.regionprops_table(expected, properties=("area", "bbox", "centroid"))
+        np.testing.assert_array_equal(table["num_pixels"], props["area"])
+        for c in range(2 * ndim):
+            np.testing.assert_array_equal(table[f"bbox-{c}"], props[f"bbox-{c}"])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_delta_equals_cc3d(backend):
+    cc3d = pytest.importorskip("cc3d")
+    for shape, connectivity in [((97, 89), 4), ((97, 89), 8), ((31, 29, 27), 6), ((31, 29, 27), 18),
+                                ((31, 29, 27), 26)]:
+        for delta, g, dtype in itertools.product((0, 1, 3), (1, 3), (np.uint8, np.float32)):
+            image = valued_image(shape, g, seed=connectivity + g, dtype=dtype)
+            theirs = cc3d.connected_components(image, connectivity=connectivity, delta=delta)
+            ours = cudacca.label(image, connectivity=connectivity, delta=delta, backend=backend)
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"{shape} {connectivity} delta {delta} g {g} {dtype}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_delta_is_exact_past_double_precision_and_takes_a_mask(backend):
+    # 2^62 and 2^62 + 2 are one double: a difference taken in double would join them at delta 1
+    big = np.array([[2**62, 2**62 + 2, 2**62 + 3, 0, 5, 7]], dtype=np.int64)
+    np.testing.assert_array_equal(cudacca.label(big, delta=1, backend=backend), [[1, 2, 2, 0, 3, 4]])
+    np.testing.assert_array_equal(cudacca.label(big, delta=2, backend=backend), [[1, 1, 1, 0, 2, 2]])
+    image = valued_image((41, 39), 2, seed=3, dtype=np.uint16)
+    mask = random_image(image.shape, 0.7, 3, seed=4)
+    expected = reference_components(image * (mask != 0), 2, delta=2)
+    np.testing.assert_array_equal(cudacca.label(image, connectivity=2, delta=2, mask=mask, backend=backend),
+                                  expected)
+    # delta=0 on classes is the multi-label labeling
+    np.testing.assert_array_equal(cudacca.label(image, connectivity=2, delta=0, backend=backend),
+                                  cudacca.label(image, connectivity=2, multilabel=True, backend=backend))
+
+
+def test_delta_bad_input_raises_clearly():
+    image = np.ones((4, 4), np.uint8)
+    for bad in (-1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="delta: a finite distance"):
+            cudacca.label(image, delta=bad)
+    with pytest.raises(ValueError, match="multilabel is delta=0"):
+        cudacca.label(image, delta=1, multilabel=True)
+    with pytest.raises(ValueError, match="background must be 0"):
+        cudacca.label(image, delta=1, background=3)
+    with pytest.raises(RuntimeError, match="not joined across slabs or periodic boundaries"):
+        cudacca.label(image, delta=1, periodic=True)
+    with pytest.raises(RuntimeError, match="no memory budget with a value tolerance"):
+        cudacca.label(image, delta=1, memory_budget=1)
