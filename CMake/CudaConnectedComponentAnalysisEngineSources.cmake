@@ -19,6 +19,7 @@ set(CCA_ENGINE_SOURCES
   src/cpu/itkCCACPUEngineIntensity.cxx
   src/cpu/itkCCACPUEngineLines.cxx
   src/cpu/itkCCAValueTolerance.cxx
+  src/cpu/itkCCAContacts.cxx
   # slabs: an image too large for one analysis, over either engine
   src/slab/itkCCASlabEngine.cxx
   src/slab/itkCCASlabFaces.cxx
@@ -32,6 +33,7 @@ if(CCA_WITH_CUDA)
     cuda/itkCCACudaStages.cu
     cuda/itkCCAMultiLabelStages.cu
     cuda/itkCCAValueToleranceStages.cu
+    cuda/itkCCAContactStages.cu
     cuda/itkCCAIntensityStages.cu
     cuda/itkCCABasicColumns.cu
     cuda/itkCCARunGrouping.cu

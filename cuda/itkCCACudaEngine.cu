@@ -827,6 +827,39 @@ CudaEngine::ReadDeviceScalar(const std::uint32_t * device)
 }
 
 void
+CudaEngine::ComputeContacts(const ContactRequest & request, ContactTable & table)
+{
+  ValidateContactRequest(request);
+  const DeviceScope scope(m_DeviceId);
+  m_Analyzed = false; // the buffers below may be the analysis's
+  const void * labels = request.labels;
+  if (request.labelsOnDevice)
+  {
+    m_CallerStream = request.stream;
+    WaitForCallerStream();
+  }
+  else
+  {
+    const std::size_t bytes = request.NumberOfPixels() * ScalarKindSize(request.labelKind);
+    m_ContactLabels.Reserve(bytes, "the label image");
+    m_Staging.ToDevice(m_ContactLabels.As<void>(), request.labels, bytes, m_Stream);
+    labels = m_ContactLabels.As<void>();
+  }
+  const PixelGrid grid{ static_cast<std::int64_t>(request.size[0]),
+                        static_cast<std::int64_t>(request.size[1]),
+                        static_cast<std::int64_t>(request.size[2]),
+                        request.dimension };
+  ComputeContactsOnDevice(labels,
+                          request.labelKind,
+                          grid,
+                          request.connectivity.maxNonZero,
+                          m_Contacts,
+                          m_Stream,
+                          m_Properties.multiProcessorCount,
+                          table);
+}
+
+void
 CudaEngine::WaitForCallerStream()
 {
   if (m_CallerStream != nullptr)

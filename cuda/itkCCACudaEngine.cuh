@@ -22,6 +22,7 @@
 // an update in order (itkCCACudaEngine.cu). ITK-free; the filter reaches it through itkCCAEngine.h, the
 // benchmark (itkCCACudaBenchmark.cu) through this header.
 
+#include "itkCCACudaStages.cuh"
 #include "itkCCADeviceBuffer.cuh"
 #include "itkCCAIntensityStages.cuh"
 #include "itkCCARunGrouping.cuh"
@@ -76,6 +77,9 @@ public:
   GetMaximumPixels() const override;
   double
   GetWorstCaseBytesPerPixel(const Request & request) const override;
+
+  void
+  ComputeContacts(const ContactRequest & request, ContactTable & table) override;
 
   /** Analyze() where the request's input and mask may already be device pointers (`onDevice`), and the
    * features may stay on the device (`featuresToHost` false): the benchmark's device-resident modes. */
@@ -177,6 +181,9 @@ private:
   DeviceBuffer m_Breaks, m_RunClass, m_ComponentClass, m_ClassOfIndex;
   /** Value tolerance: each pixel's class (its component's first pixel), which the multi-label stages label. */
   DeviceBuffer m_ToleranceClasses;
+  /** ComputeContacts(): the uploaded labels, the records and their sort. */
+  DeviceBuffer   m_ContactLabels;
+  ContactBuffers m_Contacts;
   bool         m_MultiLabel = false; ///< the last analysis's Request::multiLabel
 
   DeviceGeometry             m_Geometry{};

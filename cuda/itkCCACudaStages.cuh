@@ -26,6 +26,7 @@
 #include "itkCCADeviceBuffer.cuh"
 #include "itkCCADeviceGeometry.cuh"
 #include "itkCCAPinnedStaging.cuh"
+#include "itkCCAPixelNeighbors.h"
 
 namespace itk
 {
@@ -63,6 +64,18 @@ EmitRuns(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32
 void
 LabelWithinTolerance(const void * input, ScalarKind inputKind, const std::uint32_t * bits, Connectivity connectivity,
                      std::uint32_t * classes, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors);
+
+/** The contacts' device memory, kept by the engine between calls (itkCCAContactStages.cu). */
+struct ContactBuffers
+{
+  DeviceBuffer scalars, records, temp;
+};
+
+/** Which labels of `labels` (device memory, an integer `kind`) touch at `maxNonZero`, into `table` (host). Labels
+ * of 2^30 or more, or more than 2^31 touching pairs: Unavailable (the CPU engine counts those). */
+void
+ComputeContactsOnDevice(const void * labels, ScalarKind kind, const PixelGrid & grid, unsigned maxNonZero,
+                        ContactBuffers & buffers, cudaStream_t stream, int multiprocessors, ContactTable & table);
 
 /** Stage 1b: breaks[word] marks the foreground pixels whose left neighbor is foreground and of another value,
  * where runs of another class start (after BuildForegroundBits, the mask applied). */

@@ -26,6 +26,7 @@
 
 #include "itkCCACudaCheck.cuh"
 #include "itkCCADeviceGeometry.cuh"
+#include "itkCCAPixelNeighbors.h"
 #include "itkCCAScalarDispatch.h"
 #include "itkCCAUnionFind.cuh"
 #include "itkCCAValueTolerance.h"
@@ -63,8 +64,7 @@ UniteWithinToleranceKernel(const TInput * __restrict__ input, const std::uint32_
                            std::uint32_t * parent, ValueCloseness<TInput> close, unsigned maxNonZero, DeviceGeometry g)
 {
   const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
-  const int           reachY = g.dimension > 1 ? 1 : 0;
-  const int           reachZ = g.dimension > 2 ? 1 : 0;
+  const PixelGrid     grid{ g.width, g.height, g.depth, g.dimension };
   for (std::uint64_t p = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; p < numPixels;
        p += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
   {
@@ -74,37 +74,15 @@ UniteWithinToleranceKernel(const TInput * __restrict__ input, const std::uint32_
     {
       continue;
     }
-    const int    y = static_cast<int>(row % g.height);
-    const int    z = static_cast<int>(row / g.height);
     const TInput value = input[p];
-    for (int dz = -reachZ; dz <= 0; ++dz)
-    {
-      for (int dy = -reachY; dy <= (dz < 0 ? reachY : 0); ++dy)
+    ForEachPrecedingNeighbor(grid, x, row % g.height, row / g.height, maxNonZero, [&](std::uint64_t q, int) {
+      const auto qRow = static_cast<std::uint32_t>(q / g.width);
+      if (IsForeground(bits, static_cast<std::uint32_t>(q - static_cast<std::uint64_t>(qRow) * g.width), qRow, g) &&
+          close(value, input[q]))
       {
-        for (int dx = -1; dx <= (dz < 0 || dy < 0 ? 1 : -1); ++dx)
-        {
-          const unsigned nonZero = (dx != 0) + (dy != 0) + (dz != 0);
-          const int      qx = static_cast<int>(x) + dx;
-          const int      qy = y + dy;
-          const int      qz = z + dz;
-          if (nonZero > maxNonZero || qx < 0 || qx >= static_cast<int>(g.width) || qy < 0 || qz < 0 ||
-              qy >= static_cast<int>(g.height))
-          {
-            continue;
-          }
-          const std::uint32_t qRow = static_cast<std::uint32_t>(qz) * g.height + static_cast<std::uint32_t>(qy);
-          if (!IsForeground(bits, static_cast<std::uint32_t>(qx), qRow, g))
-          {
-            continue;
-          }
-          const std::uint64_t q = static_cast<std::uint64_t>(qRow) * g.width + static_cast<std::uint32_t>(qx);
-          if (close(value, input[q]))
-          {
-            Unite(parent, static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(q));
-          }
-        }
+        Unite(parent, static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(q));
       }
-    }
+    });
   }
 }
 

@@ -74,6 +74,16 @@ public:
   Analyze(const Request & request, Backend backend, int deviceId, unsigned numberOfThreads,
           unsigned numberOfWorkUnits = 0);
 
+  /** Which labels of a label image touch, and how much (cca::ContactRequest, cca::ContactTable: cc3d's contacts and
+   * region_graph), on `backend`: Automatic as Analyze() chooses (the CPU engine for small images, else the GPU where
+   * there is one; labels in GPU memory: the CUDA engine). The last Analyze()'s results are not kept. */
+  cca::ContactTable
+  ComputeContacts(const cca::ContactRequest & request, Backend backend, int deviceId, unsigned numberOfThreads);
+
+  /** The engine that ran the last ComputeContacts(): Backend::CUDA or Backend::CPU (Automatic before any). */
+  Backend
+  GetContactsBackendUsed() const;
+
   /** Into how many slabs the last Analyze() cut the image (1: whole): where it needed more memory than
    * Request::memoryBudget (or, by default, than the engine had), or more pixels than the engine's indices reach,
    * the image was labeled in slabs along its slowest axis and merged, with the same result. */

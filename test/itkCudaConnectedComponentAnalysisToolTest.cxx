@@ -797,7 +797,9 @@ MultiLabelCase()
                     "--csv",
                     f("labels.csv"),
                     "--json",
-                    f("labels.json") },
+                    f("labels.json"),
+                    "--contacts",
+                    f("contacts.csv") },
                   "multilabel"),
               0,
               ""))
@@ -834,6 +836,49 @@ MultiLabelCase()
       !ccatest::SameImage<LabelImage3>(ReadImage<LabelImage3>(f("labels.nrrd")), expected, "multilabel labels"))
   {
     std::cerr << "multilabel: not every class with several components, or labels not ITK's" << std::endl;
+    return false;
+  }
+  // --contacts: the components that touch (all 26 neighbors), counted here over every neighbor pair of the labels.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::pair<double, double>> touching;
+  const double faceArea[3] = { spacing[1] * spacing[2], spacing[0] * spacing[2], spacing[0] * spacing[1] };
+  for (ImageRegionConstIteratorWithIndex<LabelImage3> it(expected, expected->GetLargestPossibleRegion()); !it.IsAtEnd();
+       ++it)
+  {
+    for (int o = 14; o < 27 && it.Get() != 0; ++o) // the 13 neighbors after the pixel in raster order
+    {
+      const int                 d[3] = { o % 3 - 1, o / 3 % 3 - 1, o / 9 - 1 };
+      LabelImage3::IndexType    q = it.GetIndex();
+      for (unsigned a = 0; a < 3; ++a)
+      {
+        q[a] += d[a];
+      }
+      const std::uint32_t b = expected->GetLargestPossibleRegion().IsInside(q) ? expected->GetPixel(q) : 0;
+      if (b == 0 || b == it.Get())
+      {
+        continue;
+      }
+      auto & t = touching[{ std::min(it.Get(), b), std::max(it.Get(), b) }];
+      t.first += 1;
+      const int nonZero = (d[0] != 0) + (d[1] != 0) + (d[2] != 0);
+      t.second += nonZero == 1 ? faceArea[d[0] != 0 ? 0 : d[1] != 0 ? 1 : 2] : 0.0;
+    }
+  }
+  std::vector<std::string> contactColumns;
+  const auto               contactRows = ReadCSV(f("contacts.csv"), contactColumns);
+  bool                     contactsOk = contactColumns == std::vector<std::string>{ "label_1", "label_2", "num_contacts",
+                                                                                  "contact_area" } &&
+                    contactRows.size() == touching.size() && !touching.empty();
+  std::size_t r = 0;
+  for (auto it = touching.begin(); contactsOk && it != touching.end(); ++it, ++r)
+  {
+    const auto & row = contactRows[r];
+    contactsOk = row.at("label_1") == it->first.first && row.at("label_2") == it->first.second &&
+                 row.at("num_contacts") == it->second.first && Close(row.at("contact_area"), it->second.second, "area");
+  }
+  if (!contactsOk)
+  {
+    std::cerr << "multilabel --contacts: " << contactRows.size() << " rows, " << touching.size()
+              << " touching pairs counted (first difference at row " << r << ")" << std::endl;
     return false;
   }
   std::vector<std::string> columns;

@@ -91,6 +91,9 @@ Intensities (a second image measured inside the objects, such as the CT under a 
 Labeling:
   --connectivity C        face (4 in 2D, 6 in 3D; default) or full (8 in 2D, 26 in 3D); 4, 6, 8 and 26
                           are accepted too, and 18 (faces and edges, 3D only)
+  --contacts FILE         CSV of the objects that touch (at the connectivity): label_1, label_2, num_contacts
+                          (touching neighbor pairs), contact_area (shared faces, mm^2; mm in 2D); with
+                          --class-values, of the classes (organ adjacency)
   --periodic AXES         the image wraps around along AXES (all, or some of x, y, z: xz): objects crossing
                           opposite faces are one (periodic boundaries; not with --intensity or --batch)
   --min-size N            objects of fewer than N pixels become background
@@ -398,6 +401,10 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     {
       options.csv = next();
     }
+    else if (arg == "--contacts")
+    {
+      options.contacts = next();
+    }
     else if (arg == "--batch")
     {
       flag();
@@ -507,7 +514,7 @@ ParseCommandLine(int argc, char * argv[], Options & options)
     throw UsageError("--output " + options.output +
                      ": ITK has no image format for this file name (use .nii.gz, .nrrd, .mha, .tif, .png, ...)");
   }
-  for (const std::string * name : { &options.output, &options.csv, &options.json })
+  for (const std::string * name : { &options.output, &options.csv, &options.json, &options.contacts })
   {
     const std::string folder = itksys::SystemTools::GetFilenamePath(*name);
     if (!name->empty() && !folder.empty() && !itksys::SystemTools::FileIsDirectory(folder))

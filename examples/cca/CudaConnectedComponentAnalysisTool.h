@@ -33,6 +33,7 @@
 #include "itkCommonEnums.h"
 #include "itkImageIOBase.h"
 #include "itkCudaConnectedComponentAnalysisEnums.h"
+#include "itkCCATypes.h"
 #include "itkProcessObject.h"
 
 #include <nlohmann/json.hpp>
@@ -97,6 +98,8 @@ struct Options
   bool                                              fullyConnected{ false };
   /** --connectivity 18: faces and edges in 3-D (the filter's SetConnectivity); 0: fullyConnected decides. */
   unsigned                                          connectivityNeighbors{ 0 };
+  /** --contacts FILE: the touching objects' CSV (the label image's values: classes with --class-values). */
+  std::string contacts;
   /** --periodic: bit d, the image wraps along axis d (x first); periodicAll: along all of its axes. */
   unsigned                                          periodicAxes{ 0 };
   bool                                              periodicAll{ false };
@@ -342,6 +345,11 @@ LabelTypeMax(const std::string & labelType);
  * `layout` is a row of the same shape, which names the columns even when there is no object. */
 void
 WriteCSV(const std::string & fileName, const ObjectRow & layout, const std::vector<ObjectRow> & rows);
+
+/** --contacts: one row per pair of touching labels (label_1, label_2, num_contacts, contact_area: the shared faces'
+ * area from `spacing`, one value per axis, x first). */
+void
+WriteContactsCSV(const std::string & fileName, const itk::cca::ContactTable & table, const std::vector<double> & spacing);
 
 /** `header` with an "objects" array: one object per row, vectors and matrices as (nested) arrays. */
 void

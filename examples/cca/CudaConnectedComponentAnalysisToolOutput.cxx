@@ -387,6 +387,30 @@ LabelTypeMax(const std::string & labelType)
 }
 
 void
+WriteContactsCSV(const std::string & fileName, const itk::cca::ContactTable & table, const std::vector<double> & spacing)
+{
+  std::ofstream file = OpenForWriting(fileName);
+  file << "label_1,label_2,num_contacts,contact_area\n";
+  for (std::size_t i = 0; i < table.Size(); ++i)
+  {
+    double area = 0;
+    for (std::size_t d = 0; d < spacing.size(); ++d)
+    {
+      double face = 1; // the face across axis d: the other axes' spacing
+      for (std::size_t e = 0; e < spacing.size(); ++e)
+      {
+        face *= e != d ? spacing[e] : 1.0;
+      }
+      area += static_cast<double>(table.faces[d][i]) * face;
+    }
+    file << table.first[i] << ',' << table.second[i] << ',' << table.neighborPairs[i] << ',';
+    PrintNumber(file, area, false);
+    file << '\n';
+  }
+  Close(file, fileName);
+}
+
+void
 WriteCSV(const std::string & fileName, const ObjectRow & layout, const std::vector<ObjectRow> & rows)
 {
   std::ofstream file = OpenForWriting(fileName);

@@ -116,7 +116,7 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
   // Only what is written is produced: the LabelMap for the tables, the label image for --output (the
   // summary's largest objects come from the component features, which every update fills).
   filter->SetGenerateLabelMap(tables);
-  filter->SetGenerateLabelImage(!options.output.empty() || !tables);
+  filter->SetGenerateLabelImage(!options.output.empty() || !options.contacts.empty() || !tables);
 
   const auto start = Clock::now();
   bar.Start("labeling");
@@ -228,6 +228,28 @@ Analyze(const TInputImage * input, itk::ProcessObject * source,
   {
     WriteLabelImageAs(filter->GetOutput(), staged.Stage(options.output), options.output, labelType, bar);
     report.written.push_back(options.output + " (" + labelType + (options.classValues ? " class values)" : " labels)"));
+  }
+  if (!options.contacts.empty())
+  {
+    // The objects that touch, at the labeling's connectivity, on the engine that labeled.
+    const LabelImageType *   labels = filter->GetOutput();
+    itk::cca::ContactRequest contactRequest;
+    contactRequest.dimension = D;
+    std::vector<double> spacing(D);
+    for (unsigned d = 0; d < D; ++d)
+    {
+      contactRequest.size[d] = labels->GetBufferedRegion().GetSize(d);
+      spacing[d] = labels->GetSpacing()[d];
+    }
+    contactRequest.labels = labels->GetBufferPointer();
+    contactRequest.labelKind = itk::cca::ScalarKindOf<TLabel>();
+    contactRequest.connectivity.maxNonZero =
+      options.connectivityNeighbors == 18 ? 2u : options.fullyConnected ? static_cast<unsigned>(D) : 1u;
+    itk::CudaConnectedComponentAnalysisEngine contactEngine;
+    const itk::cca::ContactTable               contactTable =
+      contactEngine.ComputeContacts(contactRequest, filter->GetBackendUsed(), options.deviceId, 0);
+    WriteContactsCSV(staged.Stage(options.contacts), contactTable, spacing);
+    report.written.push_back(options.contacts + " (" + std::to_string(contactTable.Size()) + " touching pairs)");
   }
   if (tables)
   {

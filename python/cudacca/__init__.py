@@ -9,6 +9,7 @@ the table's attributes are ITK's ShapeLabelObject's. See docs/python.md.
 
 from ._core import EngineError
 from ._batch import label_batch
+from ._contacts import contacts, region_graph
 from ._label import label, last_backend
 from ._table import ALL, BASIC, ON_REQUEST, SHAPE, Table
 from . import _core
@@ -24,4 +25,4 @@ def cuda_available():
     return n > 0, reason
 
 
-__all__ = ["label", "label_batch", "Table", "EngineError", "cuda_available", "last_backend", "BASIC", "SHAPE", "ALL", "ON_REQUEST"]
+__all__ = ["label", "label_batch", "contacts", "region_graph", "Table", "EngineError", "cuda_available", "last_backend", "BASIC", "SHAPE", "ALL", "ON_REQUEST"]

@@ -139,6 +139,25 @@ DeviceOf(const TArray & a, const char * what)
                           .c_str());
 }
 
+/** The backend a Python caller names. */
+Backend
+BackendOf(const std::string & name)
+{
+  if (name == "cuda")
+  {
+    return Backend::CUDA;
+  }
+  if (name == "cpu")
+  {
+    return Backend::CPU;
+  }
+  if (name != "auto")
+  {
+    throw nb::value_error("backend: 'auto', 'cuda' or 'cpu'");
+  }
+  return Backend::Automatic;
+}
+
 /** The facade for one Python caller (cudacca keeps one per thread): analyze, then labels and columns of that
  * analysis. The GIL is released while the engines work. */
 class Analysis
@@ -230,19 +249,7 @@ public:
     r.stream = reinterpret_cast<void *>(stream);
     r.batchExtent = batchExtent;
     r.memoryBudget = memoryBudget;
-    Backend backend = Backend::Automatic;
-    if (backendName == "cuda")
-    {
-      backend = Backend::CUDA;
-    }
-    else if (backendName == "cpu")
-    {
-      backend = Backend::CPU;
-    }
-    else if (backendName != "auto")
-    {
-      throw nb::value_error("backend: 'auto', 'cuda' or 'cpu'");
-    }
+    const Backend backend = BackendOf(backendName);
     const int     device = where >= 0 ? where : deviceId;
     std::uint64_t count = 0;
     {
@@ -390,6 +397,59 @@ public:
     return m_OnDevice >= 0 && m_Engine.CanWriteDeviceColumns();
   }
 
+  /** Which labels of `labels` touch (ComputeContacts): rows first, second, neighbor pairs, then the face pairs across
+   * ITK's axes x, y, z (6 x pairs, uint64). */
+  nb::ndarray<nb::numpy, std::uint64_t>
+  Contacts(const Array & labels, unsigned connectivity, const std::string & backendName, int deviceId,
+           unsigned threads, std::uintptr_t stream)
+  {
+    m_Valid = false; // the facade keeps no analysis
+    itk::cca::ContactRequest r;
+    const std::size_t        dims = labels.ndim();
+    if (dims < 1 || dims > 3 || !IsContiguous(labels))
+    {
+      throw nb::value_error("labels: a C-contiguous array of 1 to 3 dimensions");
+    }
+    r.dimension = static_cast<unsigned>(dims);
+    for (std::size_t d = 0; d < dims; ++d)
+    {
+      r.size[d] = labels.shape(dims - 1 - d);
+      if (r.size[d] == 0)
+      {
+        throw nb::value_error("labels: has an empty axis");
+      }
+    }
+    r.labels = labels.data();
+    r.labelKind = KindOf(labels.dtype(), "labels");
+    const int where = DeviceOf(labels, "labels");
+    r.labelsOnDevice = where >= 0;
+    r.stream = reinterpret_cast<void *>(stream);
+    r.connectivity = itk::cca::Connectivity{ connectivity };
+    const Backend            backend = BackendOf(backendName);
+    itk::cca::ContactTable table;
+    {
+      nb::gil_scoped_release release;
+      table = m_Engine.ComputeContacts(r, backend, where >= 0 ? where : deviceId, threads);
+    }
+    const std::size_t n = table.Size();
+    auto *            rows = new std::vector<std::uint64_t>(6 * n);
+    const std::vector<std::uint64_t> * columns[6] = { &table.first,    &table.second,   &table.neighborPairs,
+                                                       &table.faces[0], &table.faces[1], &table.faces[2] };
+    for (std::size_t c = 0; c < 6; ++c)
+    {
+      std::copy(columns[c]->begin(), columns[c]->end(), rows->begin() + static_cast<std::ptrdiff_t>(c * n));
+    }
+    nb::capsule owner(rows, [](void * p) noexcept { delete static_cast<std::vector<std::uint64_t> *>(p); });
+    return nb::ndarray<nb::numpy, std::uint64_t>(rows->data(), { 6, n }, owner);
+  }
+
+  std::string
+  ContactsBackend() const
+  {
+    const Backend used = m_Engine.GetContactsBackendUsed();
+    return used == Backend::CUDA ? "cuda" : used == Backend::CPU ? "cpu" : "";
+  }
+
   std::uint64_t
   NumberOfSlabs() const
   {
@@ -532,7 +592,16 @@ NB_MODULE(_core, m)
     .def_prop_ro("description", &Analysis::Description)
     .def_prop_ro("original_count", &Analysis::OriginalCount)
     .def_prop_ro("number_of_slabs", &Analysis::NumberOfSlabs)
-    .def_prop_ro("device_columns", &Analysis::DeviceColumns);
+    .def_prop_ro("device_columns", &Analysis::DeviceColumns)
+    .def("contacts",
+         &Analysis::Contacts,
+         nb::arg("labels"),
+         nb::arg("connectivity"),
+         nb::arg("backend"),
+         nb::arg("device"),
+         nb::arg("threads"),
+         nb::arg("stream"))
+    .def_prop_ro("contacts_backend", &Analysis::ContactsBackend);
 
   m.def("take_warning", []() {
     std::lock_guard<std::mutex> lock(warningMutex);

@@ -32,6 +32,22 @@ namespace cca
 Engine::~Engine() = default;
 
 void
+ValidateContactRequest(const ContactRequest & request)
+{
+  Request asImage;
+  asImage.dimension = request.dimension;
+  asImage.size = request.size;
+  asImage.input = request.labels;
+  asImage.inputKind = request.labelKind;
+  asImage.connectivity.maxNonZero = request.connectivity.maxNonZero;
+  ValidateRequest(asImage, UINT64_MAX, "64-bit");
+  if (request.labelKind == ScalarKind::Float32 || request.labelKind == ScalarKind::Float64)
+  {
+    throw Error(std::string("contacts need integer labels, not ") + ScalarKindName(request.labelKind));
+  }
+}
+
+void
 ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType, bool joinsPeriodic)
 {
   if (request.dimension < 1 || request.dimension > MaxDimension)

@@ -56,6 +56,11 @@ ScalarKindName(ScalarKind kind);
 CudaConnectedComponentAnalysis_EXPORT void
 ValidateRequest(const Request & request, std::uint64_t maxPixels, const char * indexType, bool joinsPeriodic = false);
 
+/** Checks a ContactRequest as ValidateRequest() does a Request: a dimension of 1 to 3, no empty side, size 1 along
+ * unused dimensions, a label buffer of an integer type. */
+CudaConnectedComponentAnalysis_EXPORT void
+ValidateContactRequest(const ContactRequest & request);
+
 /** How labels are written: value(k) of the k-th component (0-based, raster order of first pixel)
  * is k, plus one from `skipValue` on, which is how ITK steps over the background value. */
 struct LabelOutput
@@ -180,6 +185,12 @@ public:
    * device columns on the device; the CPU engine only host columns. */
   virtual void
   WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns & columns, const std::uint64_t * newIndex) = 0;
+
+  /** Which labels of `request`'s label image touch, and how much; independent of Analyze(), whose results it may
+   * not keep. Throws Unavailable where this engine cannot take the labels (the automatic backend then asks the CPU
+   * engine). */
+  virtual void
+  ComputeContacts(const ContactRequest & request, ContactTable & table) = 0;
 
   // What the slab engine (itkCCASlabEngine.h) needs to cut an image for this engine.
 

@@ -79,6 +79,8 @@ CheckClassValuesFit(const std::vector<std::int64_t> & classes, cca::ScalarKind c
 
 struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
 {
+  /** The engine of the last ComputeContacts(). */
+  Backend contactsBackend = Backend::Automatic;
   /** Over `engine`, where the last Analyze() cut the image into slabs (Request::memoryBudget). */
   std::unique_ptr<cca::SlabEngine> slabEngine;
   Request                          lastRequest; ///< its buffers valid until its outputs are written
@@ -422,6 +424,52 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
     }
     return static_cast<std::uint64_t>(in.selection.order.size());
   });
+}
+
+cca::ContactTable
+CudaConnectedComponentAnalysisEngine::ComputeContacts(const cca::ContactRequest & request, Backend backend,
+                                                      int deviceId, unsigned numberOfThreads)
+{
+  Internals & in = *m_Internals;
+  in.used = Backend::Automatic; // no analysis kept
+  in.slabEngine.reset();
+  in.description.clear();
+  return Translated("finding the touching labels", [&]() {
+    if (request.labelsOnDevice && backend == Backend::CPU)
+    {
+      throw cca::Error(
+        "the labels are in GPU memory: the CPU backend cannot read them (use the CUDA or automatic backend)");
+    }
+    Backend chosen = request.labelsOnDevice ? Backend::CUDA : backend;
+    if (chosen == Backend::Automatic && request.NumberOfPixels() < cca::AutomaticCudaFromPixels)
+    {
+      chosen = Backend::CPU;
+    }
+    cca::Engine *     engine = chosen == Backend::Automatic ? &in.AcquireAutomatic(deviceId, numberOfThreads, 0)
+                                                            : &in.Acquire(chosen, deviceId, numberOfThreads, 0);
+    cca::ContactTable table;
+    try
+    {
+      engine->ComputeContacts(request, table);
+    }
+    catch (const cca::Unavailable & e)
+    {
+      if (chosen != Backend::Automatic || in.engineBackend == Backend::CPU)
+      {
+        throw;
+      }
+      cca::ReportCPUFallbackOnce(e.what());
+      in.Acquire(Backend::CPU, deviceId, numberOfThreads, 0).ComputeContacts(request, table);
+    }
+    in.contactsBackend = in.engineBackend;
+    return table;
+  });
+}
+
+CudaConnectedComponentAnalysisEngine::Backend
+CudaConnectedComponentAnalysisEngine::GetContactsBackendUsed() const
+{
+  return m_Internals->contactsBackend;
 }
 
 std::uint64_t

@@ -41,6 +41,7 @@
 
 #include "itkCCACPUEngine.h"
 #include "itkCCAParallelFor.h"
+#include "itkCCAContacts.h"
 #include "itkCCAValueTolerance.h"
 
 #include <algorithm>
@@ -136,6 +137,17 @@ CPUEngine::Analyze(const Request & given)
   }
   m_Analyzed = true;
   return m_Features.size();
+}
+
+void
+CPUEngine::ComputeContacts(const ContactRequest & request, ContactTable & table)
+{
+  if (request.labelsOnDevice)
+  {
+    throw Error("the CPU engine cannot read labels in GPU memory; use the CUDA engine");
+  }
+  ValidateContactRequest(request);
+  ComputeContactsOnHost(request, m_NumberOfThreads, table);
 }
 
 Request

@@ -96,6 +96,9 @@ public:
   double
   GetWorstCaseBytesPerPixel(const Request & request) const override;
 
+  void
+  ComputeContacts(const ContactRequest & request, ContactTable & table) override;
+
 private:
   // Checking the request, setting up and tearing down (itkCCACPUEngine.cxx).
   static void

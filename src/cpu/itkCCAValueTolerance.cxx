@@ -22,6 +22,7 @@
 #include "itkCCAValueTolerance.h"
 
 #include "itkCCAParallelFor.h"
+#include "itkCCAPixelNeighbors.h"
 #include "itkCCAScalarDispatch.h"
 
 #include <algorithm>
@@ -33,34 +34,6 @@ namespace cca
 {
 namespace
 {
-struct NeighborOffset
-{
-  int dx, dy, dz;
-};
-
-/** The neighbors before a pixel in raster order that `connectivity` joins. */
-std::vector<NeighborOffset>
-PrecedingPixelNeighbors(Connectivity connectivity, unsigned dimension)
-{
-  std::vector<NeighborOffset> offsets;
-  const int                   reachY = dimension > 1 ? 1 : 0;
-  const int                   reachZ = dimension > 2 ? 1 : 0;
-  for (int dz = -reachZ; dz <= 0; ++dz)
-  {
-    for (int dy = -reachY; dy <= (dz < 0 ? reachY : 0); ++dy)
-    {
-      for (int dx = -1; dx <= (dz < 0 || dy < 0 ? 1 : -1); ++dx)
-      {
-        if (connectivity.Joins(static_cast<unsigned>((dx != 0) + (dy != 0) + (dz != 0))))
-        {
-          offsets.push_back({ dx, dy, dz });
-        }
-      }
-    }
-  }
-  return offsets;
-}
-
 template <typename TId>
 TId
 FindRoot(TId * parent, TId node)
@@ -131,7 +104,10 @@ LabelWithinTolerance(const Request & request, unsigned numberOfThreads, TId * cl
   const std::uint64_t height = request.size[1];
   const std::uint64_t numRows = request.size[1] * request.size[2];
   const std::uint64_t numPixels = request.NumberOfPixels();
-  const auto          offsets = PrecedingPixelNeighbors(request.connectivity, request.dimension);
+  const PixelGrid     grid{ static_cast<std::int64_t>(request.size[0]),
+                        static_cast<std::int64_t>(request.size[1]),
+                        static_cast<std::int64_t>(request.size[2]),
+                        request.dimension };
   const auto          foreground = Foreground(request, numberOfThreads);
   TId * const         parent = classes;
   // Blocks of rows, a few per thread: each unites its pixels with their neighbors in its own rows.
@@ -152,27 +128,18 @@ LabelWithinTolerance(const Request & request, unsigned numberOfThreads, TId * cl
         {
           continue;
         }
-        for (const NeighborOffset & o : offsets)
-        {
-          const std::int64_t qx = static_cast<std::int64_t>(x) + o.dx;
-          const std::int64_t qy = y + o.dy;
-          const std::int64_t qz = z + o.dz;
-          if (qx < 0 || qx >= static_cast<std::int64_t>(width) || qy < 0 || qy >= static_cast<std::int64_t>(height) ||
-              qz < 0)
-          {
-            continue;
-          }
-          const std::uint64_t qRow = static_cast<std::uint64_t>(qz) * height + static_cast<std::uint64_t>(qy);
-          const std::uint64_t q = qRow * width + static_cast<std::uint64_t>(qx);
-          if (qRow < fromRow || qRow >= toRow || !foreground[q])
-          {
-            continue;
-          }
-          if (close(input[p], input[q]))
-          {
-            Unite(parent, static_cast<TId>(p), static_cast<TId>(q));
-          }
-        }
+        ForEachPrecedingNeighbor(grid,
+                                 static_cast<std::int64_t>(x),
+                                 y,
+                                 z,
+                                 request.connectivity.maxNonZero,
+                                 [&](std::uint64_t q, int) {
+                                   const std::uint64_t qRow = q / width;
+                                   if (qRow >= fromRow && qRow < toRow && foreground[q] && close(input[p], input[q]))
+                                   {
+                                     Unite(parent, static_cast<TId>(p), static_cast<TId>(q));
+                                   }
+                                 });
       }
     };
     ParallelFor(numberOfThreads, numBlocks, [&](std::uint64_t b) {

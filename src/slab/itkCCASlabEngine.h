@@ -170,6 +170,12 @@ public:
   GetMaximumPixels() const override;
   double
   GetWorstCaseBytesPerPixel(const Request & request) const override;
+  /** The inner engine's. */
+  void
+  ComputeContacts(const ContactRequest & request, ContactTable & table) override
+  {
+    m_Inner.ComputeContacts(request, table);
+  }
 
 private:
   /** Slab s of the analyzed request, as a request of its own (no post-processing: that is the merged one's). */

@@ -374,6 +374,50 @@ struct Request
   }
 };
 
+/** A label image whose touching labels are wanted (ContactTable): integer labels, 0 the background, none negative. */
+struct ContactRequest
+{
+  unsigned                                dimension = 2;
+  std::array<std::uint64_t, MaxDimension> size{ { 1, 1, 1 } }; ///< unused dimensions are 1
+  Connectivity                            connectivity;                ///< which neighbors touch (maxNonZero)
+  const void *                            labels = nullptr;
+  ScalarKind                              labelKind = ScalarKind::UInt32;
+  /** CUDA engine only: `labels` is a device pointer on the engine's device, ready after the work queued on
+   * `stream` (a cudaStream_t; nullptr: none). */
+  bool   labelsOnDevice = false;
+  void * stream = nullptr;
+
+  std::uint64_t
+  NumberOfPixels() const
+  {
+    return size[0] * size[1] * size[2];
+  }
+};
+
+/** The pairs of touching labels first < second, in increasing (first, second) order (cc3d's contacts and
+ * region_graph): how many neighbor pairs at the connectivity join them, and per axis d how many face neighbors
+ * across d (their shared face is perpendicular to d: its area is the product of the other axes' spacings). */
+struct ContactTable
+{
+  std::vector<std::uint64_t>                            first, second, neighborPairs;
+  std::array<std::vector<std::uint64_t>, MaxDimension> faces;
+
+  std::size_t
+  Size() const
+  {
+    return first.size();
+  }
+  /** `n` rows of zeros. */
+  void
+  Resize(std::size_t n)
+  {
+    for (auto * column : { &first, &second, &neighborPairs, &faces[0], &faces[1], &faces[2] })
+    {
+      column->assign(n, 0);
+    }
+  }
+};
+
 /** The image's geometry, for the LabelMap (unused dimensions: start 0, spacing 1, identity direction). */
 struct Geometry
 {
