@@ -77,7 +77,10 @@ def test_contacts_equal_cc3d(backend):
         mine = as_dict(ours)
         assert sorted(mine) == sorted(counts) == sorted(cc3d.region_graph(labels, connectivity=connectivity))
         for key in counts:
-            assert mine[key][0] == counts[key], key
+            # cc3d 4.1.1 counts more neighbor pairs at 8 and 26 along the image's border (the 1 x 2 image [[1, 2]]
+            # has 3 at 8); test_contacts_equal_a_count_over_every_neighbor_pair checks those counts
+            if connectivity not in (8, 26):
+                assert mine[key][0] == counts[key], key
             assert mine[key][1] == pytest.approx(areas.get(key, 0.0), rel=1e-12), key
 
 
