@@ -24,6 +24,18 @@ def random_image(shape, density, granularity, seed):
     return np.ascontiguousarray(image[tuple(slice(0, s) for s in shape)]).astype(np.uint8)
 
 
+def valued_image(shape, levels, granularity, seed, dtype, noise=0.3, density=0.85):
+    """Values 1 .. levels in blocks of granularity^ndim pixels, a `noise` share of the pixels another value, zeros
+    (background) on a 1 - `density` share."""
+    rng = np.random.default_rng(seed)
+    blocks = rng.integers(1, levels + 1, size=tuple(-(-s // granularity) for s in shape))
+    for axis in range(len(shape)):
+        blocks = np.repeat(blocks, granularity, axis=axis)
+    blocks = blocks[tuple(slice(0, s) for s in shape)]
+    values = np.where(rng.random(shape) < noise, rng.integers(1, levels + 1, size=shape), blocks)
+    return (values * (random_image(shape, density, 1, seed + 1) != 0)).astype(dtype)
+
+
 def offsets(ndim, connectivity):
     """Half the neighborhood (the first non-zero component positive): each neighbor pair once."""
     for o in itertools.product((-1, 0, 1), repeat=ndim):

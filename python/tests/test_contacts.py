@@ -8,18 +8,12 @@ import numpy as np
 import pytest
 
 import cudacca
-from conftest import BACKENDS, offsets, random_image
+from conftest import BACKENDS, offsets, valued_image
 
 
 def label_image(shape, labels, granularity, seed, dtype=np.uint32):
-    """Blocks of one label (1 .. labels), some pixels another, a fifth background."""
-    rng = np.random.default_rng(seed)
-    blocks = rng.integers(1, labels + 1, size=tuple(-(-s // granularity) for s in shape))
-    for axis in range(len(shape)):
-        blocks = np.repeat(blocks, granularity, axis=axis)
-    blocks = blocks[tuple(slice(0, s) for s in shape)]
-    values = np.where(rng.random(shape) < 0.1, rng.integers(1, labels + 1, size=shape), blocks)
-    return (values * (random_image(shape, 0.8, 1, seed + 1) != 0)).astype(dtype)
+    """Blocks of one label (1 .. labels), a tenth of the pixels another, a fifth background."""
+    return valued_image(shape, labels, granularity, seed, dtype, noise=0.1, density=0.8)
 
 
 def counted(labels, connectivity, spacing):

@@ -9,19 +9,12 @@ import numpy as np
 import pytest
 
 import cudacca
-from conftest import BACKENDS, random_image, reference_components
+from conftest import BACKENDS, random_image, reference_components, valued_image
 
 
-def valued_image(shape, granularity, seed, dtype, levels=9, density=0.85):
-    """Values 1 .. levels in blocks of granularity^ndim pixels, a third of the pixels another value, zeros in
-    between (floats: the values times 0.75)."""
-    rng = np.random.default_rng(seed)
-    blocks = rng.integers(1, levels + 1, size=tuple(-(-s // granularity) for s in shape))
-    for axis in range(len(shape)):
-        blocks = np.repeat(blocks, granularity, axis=axis)
-    blocks = blocks[tuple(slice(0, s) for s in shape)]
-    values = np.where(rng.random(shape) < 0.3, rng.integers(1, levels + 1, size=shape), blocks)
-    image = values * (random_image(shape, density, 1, seed + 1) != 0)
+def delta_image(shape, granularity, seed, dtype):
+    """valued_image's values 1 .. 9 in blocks; floating-point ones times 0.75 (exact in float32)."""
+    image = valued_image(shape, 9, granularity, seed, np.int64)
     return (image * 0.75 if np.dtype(dtype).kind == "f" else image).astype(dtype)
 
 
@@ -33,7 +26,7 @@ def test_delta_equals_union_find_over_the_pixel_graph(backend, shape, dtype):
 
     ndim = len(shape)
     for connectivity, delta, g in itertools.product(range(1, ndim + 1), (0, 1, 1.5, 2.25), (1, 2)):
-        image = valued_image(shape, g, seed=sum(shape) + connectivity * 11 + g, dtype=dtype)
+        image = delta_image(shape, g, sum(shape) + connectivity * 11 + g, dtype)
         expected = reference_components(image, connectivity, delta=delta)
         labels, table = cudacca.label(image, connectivity=connectivity, delta=delta, return_table=True,
                                       backend=backend)
@@ -58,7 +51,7 @@ def test_delta_equals_cc3d(backend):
     np.testing.assert_array_equal(cudacca.label(tiny, connectivity=8, delta=1, backend=backend), np.ones_like(tiny))
     for shape, connectivity in [((97, 89), 4), ((31, 29, 27), 6), ((31, 29, 27), 18), ((31, 29, 27), 26)]:
         for delta, g, dtype in itertools.product((0, 1, 3), (1, 3), (np.uint8, np.float32)):
-            image = valued_image(shape, g, seed=connectivity + g, dtype=dtype)
+            image = delta_image(shape, g, connectivity + g, dtype)
             theirs = cc3d.connected_components(image, connectivity=connectivity, delta=delta)
             ours = cudacca.label(image, connectivity=connectivity, delta=delta, backend=backend)
             np.testing.assert_array_equal(ours, theirs, err_msg=f"{shape} {connectivity} delta {delta} g {g} {dtype}")
@@ -70,7 +63,7 @@ def test_delta_is_exact_past_double_precision_and_takes_a_mask(backend):
     big = np.array([[2**62, 2**62 + 2, 2**62 + 3, 0, 5, 7]], dtype=np.int64)
     np.testing.assert_array_equal(cudacca.label(big, delta=1, backend=backend), [[1, 2, 2, 0, 3, 4]])
     np.testing.assert_array_equal(cudacca.label(big, delta=2, backend=backend), [[1, 1, 1, 0, 2, 2]])
-    image = valued_image((41, 39), 2, seed=3, dtype=np.uint16)
+    image = delta_image((41, 39), 2, 3, np.uint16)
     mask = random_image(image.shape, 0.7, 3, seed=4)
     expected = reference_components(image * (mask != 0), 2, delta=2)
     np.testing.assert_array_equal(cudacca.label(image, connectivity=2, delta=2, mask=mask, backend=backend),

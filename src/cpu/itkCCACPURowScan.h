@@ -287,10 +287,11 @@ ScanRowMultiLabel(const TInput * input, const TMask * mask, std::uint64_t rowLen
   return count;
 }
 
-/** Root of the set of run i. Path halving only ever points a run to an earlier run of its set, so
- * the invariant parent[i] <= i, and with it "the root is the smallest run", is kept. */
-inline std::uint64_t
-FindRoot(std::uint64_t * parent, std::uint64_t i)
+/** Root of the set of node i (a run; a pixel under value tolerance). Path halving only ever points a node to an
+ * earlier node of its set, so the invariant parent[i] <= i, and with it "the root is the smallest node", is kept. */
+template <typename TId>
+TId
+FindRoot(TId * parent, TId i)
 {
   while (parent[i] != i)
   {
@@ -300,9 +301,10 @@ FindRoot(std::uint64_t * parent, std::uint64_t i)
   return i;
 }
 
-/** Unites the sets of runs a and b under the smaller of the two roots. */
-inline void
-Unite(std::uint64_t * parent, std::uint64_t a, std::uint64_t b)
+/** Unites the sets of nodes a and b under the smaller of the two roots. */
+template <typename TId>
+void
+Unite(TId * parent, TId a, TId b)
 {
   a = FindRoot(parent, a);
   b = FindRoot(parent, b);

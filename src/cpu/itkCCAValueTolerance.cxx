@@ -21,6 +21,7 @@
 // component's first pixel and parents never point forward: the last pass can read each parent's final class.
 #include "itkCCAValueTolerance.h"
 
+#include "itkCCACPURowScan.h" // FindRoot, Unite
 #include "itkCCAParallelFor.h"
 #include "itkCCAPixelNeighbors.h"
 #include "itkCCAScalarDispatch.h"
@@ -34,34 +35,6 @@ namespace cca
 {
 namespace
 {
-template <typename TId>
-TId
-FindRoot(TId * parent, TId node)
-{
-  while (parent[node] != node)
-  {
-    parent[node] = parent[parent[node]]; // path halving
-    node = parent[node];
-  }
-  return node;
-}
-
-template <typename TId>
-void
-Unite(TId * parent, TId a, TId b)
-{
-  a = FindRoot(parent, a);
-  b = FindRoot(parent, b);
-  if (a < b)
-  {
-    parent[b] = a;
-  }
-  else if (b < a)
-  {
-    parent[a] = b;
-  }
-}
-
 /** Non-zero input inside the mask, as 0 / 1 per pixel. */
 std::vector<std::uint8_t>
 Foreground(const Request & request, unsigned numberOfThreads)
@@ -137,7 +110,7 @@ LabelWithinTolerance(const Request & request, unsigned numberOfThreads, TId * cl
                                    const std::uint64_t qRow = q / width;
                                    if (qRow >= fromRow && qRow < toRow && foreground[q] && close(input[p], input[q]))
                                    {
-                                     Unite(parent, static_cast<TId>(p), static_cast<TId>(q));
+                                     cpu::Unite(parent, static_cast<TId>(p), static_cast<TId>(q));
                                    }
                                  });
       }
