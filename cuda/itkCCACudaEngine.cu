@@ -831,7 +831,7 @@ CudaEngine::ComputeContacts(const ContactRequest & request, ContactTable & table
 {
   ValidateContactRequest(request);
   const DeviceScope scope(m_DeviceId);
-  m_Analyzed = false; // the buffers below may be the analysis's
+  m_Analyzed = false; // the caller's stream is the contacts' now: a later WriteLabels() needs a new Analyze()
   const void * labels = request.labels;
   if (request.labelsOnDevice)
   {

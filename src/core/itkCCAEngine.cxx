@@ -17,10 +17,9 @@
  *=========================================================================*/
 // Engine-independent helpers of the connected component analysis engines.
 #include "itkCCAEngine.h"
-
-#include <cmath>
 #include "itkCCAParallelFor.h"
 
+#include <cmath>
 #include <limits>
 #include <string>
 
