@@ -30,6 +30,7 @@ import numpy as np
 
 import cudacca
 from cudacca._arrays import itk_image_like
+from cudacca._table import _to_numpy
 
 BASIC = ("label", "area", "bbox", "centroid")
 CPU_ROWS = ("cc3d", "skimage", "itk")
@@ -435,6 +436,64 @@ def multiclass_rows(args):
     return 1 if any("seconds" in r and "error" in r for r in row.values() if isinstance(r, dict)) else 0
 
 
+def cc3d_option_rows(args):
+    """Rows for the options cc3d has beside plain labeling, on a --size2d² and a --size3d³ image, against cc3d on the
+    same pixels, each result checked against cc3d's: periodic boundaries (8 in 2-D, 6 in 3-D), value tolerance (delta
+    2 at 4 and 6, where cc3d 4.1.1 follows the definition) and contacts (pairs and neighbor counts at 4 and 6). Ours
+    with numpy arrays, and with CuPy arrays where CuPy and a GPU are there."""
+    import cc3d
+
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    on_gpu = cupy is not None and cudacca.cuda_available()[0]
+    report = []
+    for ndim, side in ((2, args.size2d), (3, args.size3d)):
+        shape = (side,) * ndim
+        binary = blobs(shape, 0.5, max(1, args.granularity), 4)
+        values = (binary * np.random.default_rng(5).integers(1, 10, size=shape)).astype(np.uint8)
+        classes = cudacca.label(values, multilabel=True)  # a label image whose labels touch
+        face = 4 if ndim == 2 else 6
+        cases = [
+            ("periodic", binary, lambda a, lib: cudacca.label(a, connectivity=2 if ndim == 2 else 1, periodic=True),
+             lambda: cc3d.connected_components(binary, connectivity=8 if ndim == 2 else 6, periodic_boundary=True)),
+            ("delta 2", values, lambda a, lib: cudacca.label(a, connectivity=1, delta=2),
+             lambda: cc3d.connected_components(values, connectivity=face, delta=2)),
+            ("contacts", classes, lambda a, lib: cudacca.contacts(a, connectivity=1),
+             lambda: cc3d.contacts(classes, connectivity=face, surface_area=False)),
+        ]
+        for name, image, ours, theirs in cases:
+            row = {"image": f"{ndim}D {side}{'²' if ndim == 2 else '³'}", "option": name, "pixels": int(image.size)}
+            seconds, reference = best(theirs, 1, warmup=False)
+            row["cc3d"] = seconds
+            runs = [("numpy", image, None)]
+            if on_gpu:
+                runs.append(("cupy", cupy.asarray(image), cupy.cuda.Device().synchronize))
+            for lib, array, sync in runs:
+                seconds, out = best(lambda: ours(array, lib), args.repeat, sync=sync)
+                if name == "contacts":
+                    got = {(int(a), int(b)): float(n) for a, b, n in
+                           zip(*(_to_numpy(out[k]) for k in ("label_1", "label_2", "num_contacts")))}
+                    same = got == reference
+                else:
+                    same = np.array_equal(_to_numpy(out), reference)
+                row[f"cudacca {lib}"] = seconds
+                row[f"cudacca {lib} equals cc3d"] = bool(same)
+            report.append(row)
+            line = f"{row['image']:10s} {name:9s} cc3d {row['cc3d'] * 1e3:10.2f} ms"
+            for lib in ("numpy", "cupy"):
+                if f"cudacca {lib}" in row:
+                    line += (f"  cudacca {lib} {row[f'cudacca {lib}'] * 1e3:9.2f} ms"
+                             f" ({row['cc3d'] / row[f'cudacca {lib}']:.1f}x"
+                             f"{'' if row[f'cudacca {lib} equals cc3d'] else ', DIFFERS from cc3d'})")
+            print(line, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"cc3d_options": report}, f, indent=1)
+    return 0 if all(v for r in report for k, v in r.items() if k.endswith("equals cc3d")) else 1
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m cudacca.benchmark", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -460,6 +519,9 @@ def main(argv=None):
                    help="instead: the largest component of each class of a --size3d³ multi-class volume, "
                         "against cc3d and MONAI")
     p.add_argument("--classes", type=int, default=100, help="--multiclass: the number of classes (default 100)")
+    p.add_argument("--cc3d-options", action="store_true",
+                   help="instead: periodic boundaries, value tolerance (delta) and contacts against cc3d on a "
+                        "--size2d² and a --size3d³ image")
     args = p.parse_args(argv)
     if args.latency:
         return latency(args)
@@ -469,6 +531,8 @@ def main(argv=None):
         return multiclass_rows(args)
     if args.quick:
         args.size2d, args.size3d = 512, 64
+    if args.cc3d_options:
+        return cc3d_option_rows(args)
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     densities = [float(d) for d in args.densities.split(",")]
     bounds = transfer_bounds() if cudacca.cuda_available()[0] else None
