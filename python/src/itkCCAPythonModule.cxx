@@ -139,6 +139,31 @@ DeviceOf(const TArray & a, const char * what)
                           .c_str());
 }
 
+/** An array's dimension (1 to 3, checked, C-contiguous) and its size in ITK's order into `size` (numpy's last axis
+ * is ITK's x, the fastest). */
+unsigned
+SizeOf(const Array & array, const char * what, std::array<std::uint64_t, itk::cca::MaxDimension> & size)
+{
+  const std::size_t dims = array.ndim();
+  if (dims < 1 || dims > 3)
+  {
+    throw nb::value_error((std::string(what) + ": 1 to 3 dimensions are supported").c_str());
+  }
+  if (!IsContiguous(array))
+  {
+    throw nb::value_error((std::string(what) + ": must be C-contiguous (cudacca copies other layouts first)").c_str());
+  }
+  for (std::size_t d = 0; d < dims; ++d)
+  {
+    size[d] = array.shape(dims - 1 - d);
+    if (size[d] == 0)
+    {
+      throw nb::value_error((std::string(what) + ": has an empty axis").c_str());
+    }
+  }
+  return static_cast<unsigned>(dims);
+}
+
 /** The backend a Python caller names. */
 Backend
 BackendOf(const std::string & name)
@@ -173,23 +198,7 @@ public:
     m_Valid = false;
     itk::cca::Request r;
     const std::size_t dims = image.ndim();
-    if (dims < 1 || dims > 3)
-    {
-      throw nb::value_error("image: 1 to 3 dimensions are supported");
-    }
-    if (!IsContiguous(image))
-    {
-      throw nb::value_error("image: must be C-contiguous (cudacca.label copies other layouts first)");
-    }
-    r.dimension = static_cast<unsigned>(dims);
-    for (std::size_t d = 0; d < dims; ++d)
-    {
-      r.size[d] = image.shape(dims - 1 - d); // numpy's last axis is ITK's x, the fastest
-      if (r.size[d] == 0)
-      {
-        throw nb::value_error("image: has an empty axis");
-      }
-    }
+    r.dimension = SizeOf(image, "image", r.size);
     r.input = image.data();
     r.inputKind = KindOf(image.dtype(), "image");
     const int where = DeviceOf(image, "image");
@@ -405,20 +414,7 @@ public:
   {
     m_Valid = false; // the facade keeps no analysis
     itk::cca::ContactRequest r;
-    const std::size_t        dims = labels.ndim();
-    if (dims < 1 || dims > 3 || !IsContiguous(labels))
-    {
-      throw nb::value_error("labels: a C-contiguous array of 1 to 3 dimensions");
-    }
-    r.dimension = static_cast<unsigned>(dims);
-    for (std::size_t d = 0; d < dims; ++d)
-    {
-      r.size[d] = labels.shape(dims - 1 - d);
-      if (r.size[d] == 0)
-      {
-        throw nb::value_error("labels: has an empty axis");
-      }
-    }
+    r.dimension = SizeOf(labels, "labels", r.size);
     r.labels = labels.data();
     r.labelKind = KindOf(labels.dtype(), "labels");
     const int where = DeviceOf(labels, "labels");
@@ -441,13 +437,6 @@ public:
     }
     nb::capsule owner(rows, [](void * p) noexcept { delete static_cast<std::vector<std::uint64_t> *>(p); });
     return nb::ndarray<nb::numpy, std::uint64_t>(rows->data(), { 6, n }, owner);
-  }
-
-  std::string
-  ContactsBackend() const
-  {
-    const Backend used = m_Engine.GetContactsBackendUsed();
-    return used == Backend::CUDA ? "cuda" : used == Backend::CPU ? "cpu" : "";
   }
 
   std::uint64_t
@@ -600,8 +589,7 @@ NB_MODULE(_core, m)
          nb::arg("backend"),
          nb::arg("device"),
          nb::arg("threads"),
-         nb::arg("stream"))
-    .def_prop_ro("contacts_backend", &Analysis::ContactsBackend);
+         nb::arg("stream"));
 
   m.def("take_warning", []() {
     std::lock_guard<std::mutex> lock(warningMutex);
