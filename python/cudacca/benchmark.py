@@ -438,9 +438,10 @@ def multiclass_rows(args):
 
 def cc3d_option_rows(args):
     """Rows for the options cc3d has beside plain labeling, on a --size2d² and a --size3d³ image, against cc3d on the
-    same pixels, each result checked against cc3d's: periodic boundaries (8 in 2-D, 6 in 3-D), value tolerance (delta
-    2 at 4 and 6, where cc3d 4.1.1 follows the definition) and contacts (pairs and neighbor counts at 4 and 6). Ours
-    with numpy arrays, and with CuPy arrays where CuPy and a GPU are there."""
+    same pixels, each result checked against cc3d's: 18-connectivity (3-D), periodic boundaries (8 in 2-D, 6 in 3-D),
+    value tolerance (delta 2 at 4 and 6, where cc3d 4.1.1 follows the definition) and contacts (pairs and neighbor
+    counts at 4 and 6). Ours with numpy arrays (automatic backend); where CuPy and a GPU are there, also with CuPy
+    arrays and with numpy arrays on the CPU engine (the machine without a GPU)."""
     import cc3d
 
     try:
@@ -455,23 +456,29 @@ def cc3d_option_rows(args):
         values = (binary * np.random.default_rng(5).integers(1, 10, size=shape)).astype(np.uint8)
         classes = cudacca.label(values, multilabel=True)  # a label image whose labels touch
         face = 4 if ndim == 2 else 6
-        cases = [
-            ("periodic", binary, lambda a, lib: cudacca.label(a, connectivity=2 if ndim == 2 else 1, periodic=True),
+        cases = [] if ndim == 2 else [
+            ("conn 18", binary, lambda a, be: cudacca.label(a, connectivity=18, backend=be),
+             lambda: cc3d.connected_components(binary, connectivity=18)),
+        ]
+        cases += [
+            ("periodic", binary, lambda a, be: cudacca.label(a, connectivity=2 if ndim == 2 else 1, periodic=True,
+                                                     backend=be),
              lambda: cc3d.connected_components(binary, connectivity=8 if ndim == 2 else 6, periodic_boundary=True)),
-            ("delta 2", values, lambda a, lib: cudacca.label(a, connectivity=1, delta=2),
+            ("delta 2", values, lambda a, be: cudacca.label(a, connectivity=1, delta=2, backend=be),
              lambda: cc3d.connected_components(values, connectivity=face, delta=2)),
-            ("contacts", classes, lambda a, lib: cudacca.contacts(a, connectivity=1),
+            ("contacts", classes, lambda a, be: cudacca.contacts(a, connectivity=1, backend=be),
              lambda: cc3d.contacts(classes, connectivity=face, surface_area=False)),
         ]
         for name, image, ours, theirs in cases:
             row = {"image": f"{ndim}D {side}{'²' if ndim == 2 else '³'}", "option": name, "pixels": int(image.size)}
             seconds, reference = best(theirs, 1, warmup=False)
             row["cc3d"] = seconds
-            runs = [("numpy", image, None)]
+            runs = [("numpy", image, None, "auto")]
             if on_gpu:
-                runs.append(("cupy", cupy.asarray(image), cupy.cuda.Device().synchronize))
-            for lib, array, sync in runs:
-                seconds, out = best(lambda: ours(array, lib), args.repeat, sync=sync)
+                runs += [("cupy", cupy.asarray(image), cupy.cuda.Device().synchronize, "auto"),
+                         ("cpu", image, None, "cpu")]
+            for lib, array, sync, backend in runs:
+                seconds, out = best(lambda: ours(array, backend), args.repeat, sync=sync)
                 if name == "contacts":
                     got = {(int(a), int(b)): float(n) for a, b, n in
                            zip(*(_to_numpy(out[k]) for k in ("label_1", "label_2", "num_contacts")))}
@@ -482,7 +489,7 @@ def cc3d_option_rows(args):
                 row[f"cudacca {lib} equals cc3d"] = bool(same)
             report.append(row)
             line = f"{row['image']:10s} {name:9s} cc3d {row['cc3d'] * 1e3:10.2f} ms"
-            for lib in ("numpy", "cupy"):
+            for lib in ("numpy", "cupy", "cpu"):
                 if f"cudacca {lib}" in row:
                     line += (f"  cudacca {lib} {row[f'cudacca {lib}'] * 1e3:9.2f} ms"
                              f" ({row['cc3d'] / row[f'cudacca {lib}']:.1f}x"
