@@ -52,7 +52,7 @@ def contacts(labels, *, connectivity=None, spacing=None, backend="auto", device=
     inp, dtype, rows = _pairs(labels, connectivity, backend, device, threads)
     _, itk_spacing, _, _ = _label._geometry(inp, spacing)
     ndim = inp.ndim
-    area = np.zeros(rows.shape[1], np.float64)
+    area = np.zeros(len(rows[0]), np.float64)
     for d in range(ndim):  # ITK's axis d: the face's area is the product of the other axes' spacing
         other = float(np.prod([itk_spacing[e] for e in range(ndim) if e != d]))
         area += rows[3 + d].astype(np.float64) * other

@@ -450,7 +450,10 @@ def cc3d_option_rows(args):
         cupy = None
     on_gpu = cupy is not None and cudacca.cuda_available()[0]
     report = []
+    dims = [int(d) for d in args.dims.split(",")]
     for ndim, side in ((2, args.size2d), (3, args.size3d)):
+        if ndim not in dims:
+            continue
         shape = (side,) * ndim
         binary = blobs(shape, 0.5, max(1, args.granularity), 4)
         values = (binary * np.random.default_rng(5).integers(1, 10, size=shape)).astype(np.uint8)
@@ -525,6 +528,7 @@ def main(argv=None):
     p.add_argument("--multiclass", action="store_true",
                    help="instead: the largest component of each class of a --size3d³ multi-class volume, "
                         "against cc3d and MONAI")
+    p.add_argument("--dims", default="2,3", help="--cc3d-options: the image dimensions to run (default 2,3)")
     p.add_argument("--classes", type=int, default=100, help="--multiclass: the number of classes (default 100)")
     p.add_argument("--cc3d-options", action="store_true",
                    help="instead: periodic boundaries, value tolerance (delta) and contacts against cc3d on a "

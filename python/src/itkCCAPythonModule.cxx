@@ -406,9 +406,9 @@ public:
     return m_OnDevice >= 0 && m_Engine.CanWriteDeviceColumns();
   }
 
-  /** Which labels of `labels` touch (ComputeContacts): rows first, second, neighbor pairs, then the face pairs across
-   * ITK's axes x, y, z (6 x pairs, uint64). */
-  nb::ndarray<nb::numpy, std::uint64_t>
+  /** Which labels of `labels` touch (ComputeContacts): the columns first, second, neighbor pairs, then the face pairs
+   * across ITK's axes x, y, z (six uint64 arrays of one length, the table's own memory: no copy). */
+  nb::list
   Contacts(const Array & labels, unsigned connectivity, const std::string & backendName, int deviceId,
            unsigned threads, std::uintptr_t stream)
   {
@@ -421,22 +421,24 @@ public:
     r.labelsOnDevice = where >= 0;
     r.stream = reinterpret_cast<void *>(stream);
     r.connectivity = itk::cca::Connectivity{ connectivity };
-    const Backend            backend = BackendOf(backendName);
+    const Backend backend = BackendOf(backendName);
     itk::cca::ContactTable table;
     {
       nb::gil_scoped_release release;
       table = m_Engine.ComputeContacts(r, backend, where >= 0 ? where : deviceId, threads);
     }
     const std::size_t n = table.Size();
-    auto *            rows = new std::vector<std::uint64_t>(6 * n);
-    const std::vector<std::uint64_t> * columns[6] = { &table.first,    &table.second,   &table.neighborPairs,
-                                                       &table.faces[0], &table.faces[1], &table.faces[2] };
-    for (std::size_t c = 0; c < 6; ++c)
+    nb::list          out;
+    for (auto * column : { &table.first, &table.second, &table.neighborPairs, &table.faces[0], &table.faces[1],
+                           &table.faces[2] })
     {
-      std::copy(columns[c]->begin(), columns[c]->end(), rows->begin() + static_cast<std::ptrdiff_t>(c * n));
+      // Each column moved into an array of its own: holding one keeps no other alive.
+      auto * owned = new std::vector<std::uint64_t>(std::move(*column));
+      owned->reserve(1); // a valid pointer for an empty table too
+      nb::capsule owner(owned, [](void * p) noexcept { delete static_cast<std::vector<std::uint64_t> *>(p); });
+      out.append(nb::ndarray<nb::numpy, std::uint64_t>(owned->data(), { n }, owner));
     }
-    nb::capsule owner(rows, [](void * p) noexcept { delete static_cast<std::vector<std::uint64_t> *>(p); });
-    return nb::ndarray<nb::numpy, std::uint64_t>(rows->data(), { 6, n }, owner);
+    return out;
   }
 
   std::uint64_t

@@ -15,8 +15,10 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Contacts on the host (itkCCAContacts.h): blocks of rows on their own threads, each counting its pixels' touching
-// neighbor pairs per pair of labels in a hash table of its own; the tables merged and sorted.
+// Contacts on the host (itkCCAContacts.h). Blocks of rows on their own threads collect their pixels' touching neighbor
+// pairs as records, sorted and added up a chunk at a time, and hand them to buckets by ranges of their smaller label.
+// Each bucket is then sorted and added up on a thread of its own, and the buckets, in order, are the table. Sorting
+// rather than hashing keeps the memory per pair small and the work parallel however many pairs there are.
 #include "itkCCAContacts.h"
 
 #include "itkCCAParallelFor.h"
@@ -26,8 +28,6 @@
 #include <algorithm>
 #include <atomic>
 #include <type_traits>
-#include <unordered_map>
-#include <utility>
 #include <vector>
 
 namespace itk
@@ -36,42 +36,104 @@ namespace cca
 {
 namespace
 {
-struct PairHash
+/** One pair of labels (low < high) and what was counted for it: neighbor pairs, and face pairs per axis. */
+struct PairRecord
 {
-  std::size_t
-  operator()(const std::pair<std::uint64_t, std::uint64_t> & key) const
-  {
-    return std::hash<std::uint64_t>()(key.first * 0x9e3779b97f4a7c15ull ^ key.second);
-  }
-};
-
-struct PairCounts
-{
+  std::uint64_t low = 0;
+  std::uint64_t high = 0;
   std::uint64_t neighborPairs = 0;
   std::uint64_t faces[MaxDimension] = { 0, 0, 0 };
 };
 
-using PairTable = std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, PairCounts, PairHash>;
+/** Sorts `records` by pair and adds up each pair's records into one. */
+void
+SortAndAddUp(std::vector<PairRecord> & records)
+{
+  std::sort(records.begin(), records.end(), [](const PairRecord & l, const PairRecord & r) {
+    return l.low < r.low || (l.low == r.low && l.high < r.high);
+  });
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < records.size(); ++i)
+  {
+    if (kept != 0 && records[kept - 1].low == records[i].low && records[kept - 1].high == records[i].high)
+    {
+      PairRecord & into = records[kept - 1];
+      into.neighborPairs += records[i].neighborPairs;
+      for (unsigned d = 0; d < MaxDimension; ++d)
+      {
+        into.faces[d] += records[i].faces[d];
+      }
+    }
+    else
+    {
+      records[kept++] = records[i];
+    }
+  }
+  records.resize(kept);
+}
+
+/** The largest label, after checking that none is negative. */
+template <typename T>
+std::uint64_t
+LargestLabel(const T * labels, std::uint64_t numPixels, unsigned numberOfThreads)
+{
+  std::atomic<bool>          negative{ false };
+  std::vector<std::uint64_t> largest(std::max(1u, numberOfThreads), 0);
+  std::atomic<unsigned>      nextPiece{ 0 };
+  ParallelForRange(numberOfThreads, numPixels, 1u << 16, [&](std::uint64_t begin, std::uint64_t end) {
+    T most = T(0);
+    for (std::uint64_t p = begin; p < end; ++p)
+    {
+      most = std::max(most, labels[p]);
+      if (IsNegative(labels[p]))
+      {
+        negative = true;
+        return;
+      }
+    }
+    largest[nextPiece++] = static_cast<std::uint64_t>(most); // at most one piece per thread
+  });
+  if (negative)
+  {
+    throw Error("contacts need non-negative labels (0: background)");
+  }
+  return *std::max_element(largest.begin(), largest.end());
+}
 } // namespace
 
 void
 ComputeContactsOnHost(const ContactRequest & request, unsigned numberOfThreads, ContactTable & table)
 {
-  const PixelGrid grid{ static_cast<std::int64_t>(request.size[0]),
+  const PixelGrid     grid{ static_cast<std::int64_t>(request.size[0]),
                         static_cast<std::int64_t>(request.size[1]),
                         static_cast<std::int64_t>(request.size[2]),
                         request.dimension };
-  const std::uint64_t    numRows = request.size[1] * request.size[2];
-  const std::uint64_t    numBlocks = std::min<std::uint64_t>(numRows, std::max(1u, numberOfThreads) * 4u);
-  std::vector<PairTable> tables(static_cast<std::size_t>(numBlocks));
-  std::atomic<bool>      negative{ false };
+  const std::uint64_t numRows = request.size[1] * request.size[2];
+  const unsigned      threads = std::max(1u, numberOfThreads);
+  const std::uint64_t numBlocks = std::min<std::uint64_t>(numRows, threads * 4u);
+  const std::uint64_t numBuckets = threads * 4u;
+  // buckets[block][bucket]: the block's pairs whose smaller label lies in the bucket's range.
+  std::vector<std::vector<std::vector<PairRecord>>> buckets(
+    static_cast<std::size_t>(numBlocks), std::vector<std::vector<PairRecord>>(static_cast<std::size_t>(numBuckets)));
   DispatchScalarKind(request.labelKind, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral<T>::value)
     {
-      const T * labels = static_cast<const T *>(request.labels);
-      ParallelFor(numberOfThreads, numBlocks, [&](std::uint64_t b) {
-        PairTable & own = tables[static_cast<std::size_t>(b)];
+      const T *           labels = static_cast<const T *>(request.labels);
+      const std::uint64_t bucketWidth = LargestLabel(labels, request.NumberOfPixels(), threads) / numBuckets + 1;
+      ParallelFor(threads, numBlocks, [&](std::uint64_t b) {
+        auto &                  own = buckets[static_cast<std::size_t>(b)];
+        constexpr std::size_t   chunk = 1u << 15;
+        std::vector<PairRecord> pending;
+        pending.reserve(chunk + 32);
+        auto handOver = [&]() {
+          SortAndAddUp(pending);
+          for (const PairRecord & record : pending)
+          {
+            own[static_cast<std::size_t>(record.low / bucketWidth)].push_back(record);
+          }
+          pending.clear();
+        };
         for (std::uint64_t row = numRows * b / numBlocks; row < numRows * (b + 1) / numBlocks; ++row)
         {
           const auto y = static_cast<std::int64_t>(row % request.size[1]);
@@ -83,28 +145,29 @@ ComputeContactsOnHost(const ContactRequest & request, unsigned numberOfThreads, 
             {
               continue;
             }
-            if (IsNegative(a))
-            {
-              negative = true;
-              return;
-            }
             ForEachPrecedingNeighbor(grid, x, y, z, request.connectivity.maxNonZero, [&](std::uint64_t q, int axis) {
               const T c = labels[q];
-              if (c == a || c == T(0) || IsNegative(c))
+              if (c == a || c == T(0))
               {
-                return; // another pixel flags c
+                return;
               }
-              const auto   low = static_cast<std::uint64_t>(std::min(a, c));
-              const auto   high = static_cast<std::uint64_t>(std::max(a, c));
-              PairCounts & counts = own[{ low, high }];
-              ++counts.neighborPairs;
+              PairRecord record;
+              record.low = static_cast<std::uint64_t>(std::min(a, c));
+              record.high = static_cast<std::uint64_t>(std::max(a, c));
+              record.neighborPairs = 1;
               if (axis >= 0)
               {
-                ++counts.faces[axis];
+                record.faces[axis] = 1;
               }
+              pending.push_back(record);
             });
+            if (pending.size() >= chunk)
+            {
+              handOver();
+            }
           }
         }
+        handOver();
       });
     }
     else
@@ -112,40 +175,44 @@ ComputeContactsOnHost(const ContactRequest & request, unsigned numberOfThreads, 
       throw Error(std::string("contacts need integer labels, not ") + ScalarKindName(request.labelKind));
     }
   });
-  if (negative)
-  {
-    throw Error("contacts need non-negative labels (0: background)");
-  }
-  for (std::size_t b = 1; b < tables.size(); ++b)
-  {
-    for (const auto & entry : tables[b])
+  // Each bucket's pairs from every block, sorted and added up; the buckets follow one another in label order.
+  std::vector<std::vector<PairRecord>> merged(static_cast<std::size_t>(numBuckets));
+  ParallelFor(threads, numBuckets, [&](std::uint64_t k) {
+    std::vector<PairRecord> & into = merged[static_cast<std::size_t>(k)];
+    std::size_t               total = 0;
+    for (const auto & block : buckets)
     {
-      PairCounts & counts = tables[0][entry.first];
-      counts.neighborPairs += entry.second.neighborPairs;
+      total += block[static_cast<std::size_t>(k)].size();
+    }
+    into.reserve(total);
+    for (auto & block : buckets)
+    {
+      auto & part = block[static_cast<std::size_t>(k)];
+      into.insert(into.end(), part.begin(), part.end());
+      std::vector<PairRecord>().swap(part);
+    }
+    SortAndAddUp(into);
+  });
+  std::vector<std::size_t> firstRow(merged.size() + 1, 0);
+  for (std::size_t k = 0; k < merged.size(); ++k)
+  {
+    firstRow[k + 1] = firstRow[k] + merged[k].size();
+  }
+  table.Resize(firstRow.back());
+  ParallelFor(threads, numBuckets, [&](std::uint64_t k) {
+    std::size_t row = firstRow[static_cast<std::size_t>(k)];
+    for (const PairRecord & record : merged[static_cast<std::size_t>(k)])
+    {
+      table.first[row] = record.low;
+      table.second[row] = record.high;
+      table.neighborPairs[row] = record.neighborPairs;
       for (unsigned d = 0; d < MaxDimension; ++d)
       {
-        counts.faces[d] += entry.second.faces[d];
+        table.faces[d][row] = record.faces[d];
       }
+      ++row;
     }
-    PairTable().swap(tables[b]);
-  }
-  std::vector<std::pair<std::pair<std::uint64_t, std::uint64_t>, PairCounts>> sorted;
-  if (!tables.empty())
-  {
-    sorted.assign(tables[0].begin(), tables[0].end());
-  }
-  std::sort(sorted.begin(), sorted.end(), [](const auto & l, const auto & r) { return l.first < r.first; });
-  table.Resize(sorted.size());
-  for (std::size_t i = 0; i < sorted.size(); ++i)
-  {
-    table.first[i] = sorted[i].first.first;
-    table.second[i] = sorted[i].first.second;
-    table.neighborPairs[i] = sorted[i].second.neighborPairs;
-    for (unsigned d = 0; d < MaxDimension; ++d)
-    {
-      table.faces[d][i] = sorted[i].second.faces[d];
-    }
-  }
+  });
 }
 
 } // namespace cca
