@@ -11,7 +11,7 @@ set(itk-module CudaConnectedComponentAnalysis)
 # What the module (DEPENDS, COMPILE_DEPENDS) and its tests (TEST_DEPENDS) use, as in itk-module.cmake.
 set(CCA_ITK_COMPONENTS
     ITKCommon ITKIOImageBase ITKIOMeta ITKIOPNG ITKIONRRD ITKConnectedComponents ITKImageIntensity
-    ITKThresholding ITKLabelMap ITKTestKernel)
+    ITKThresholding ITKLabelMap ITKTestKernel ITKZLIB)
 find_package(ITK 5.2 REQUIRED COMPONENTS ${CCA_ITK_COMPONENTS})
 include(${ITK_USE_FILE})
 

@@ -355,6 +355,14 @@ WriteContactsCSV(const std::string & fileName, const itk::cca::ContactTable & ta
 void
 WriteJSON(const std::string & fileName, Json header, const std::vector<ObjectRow> & rows);
 
+/** The zlib level of compressed NIfTI label images: the fastest, as label images compress well at any level. */
+constexpr int LabelCompressionLevel = 1;
+
+/** Compresses the file `source` into the gzip file `target`, deflated on every thread (one gzip member, as gzip
+ * writes: every gzip reader reads it). Throws ToolError (ExitFailure) when it cannot. */
+void
+GzipFile(const std::string & source, const std::string & target, int level);
+
 } // namespace cca_tool
 
 #endif

@@ -17,7 +17,7 @@
  *=========================================================================*/
 // How the tool `cca` writes its label image: the names of the label types (the input's own integer type for
 // --class-values, and whether a class value fits a type) and the labels cast to the type asked for and written,
-// compressed, with the writer's progress on the bar; kept apart from the pipeline
+// compressed (NIfTI by the tool's own gzip writer, on every thread), with the writer's progress on the bar; kept apart from the pipeline
 // (CudaConnectedComponentAnalysisToolRun.cxx) that uses them. Internal to the tool.
 #ifndef CudaConnectedComponentAnalysisToolWrite_h
 #define CudaConnectedComponentAnalysisToolWrite_h
@@ -30,6 +30,7 @@
 #include "itkImageFileWriter.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <type_traits>
 
@@ -102,9 +103,13 @@ WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const 
     cast->Update();
     writer->SetInput(cast->GetOutput());
   }
-  writer->SetFileName(fileName);
-  writer->UseCompressionOn();
-  bar.Watch(writer, 0.3, 1.0);
+  // A compressed NIfTI file: ITK writes it uncompressed beside, and the tool's own writer deflates it on every thread.
+  const std::string gz = ".nii.gz";
+  const bool        ownGzip = fileName.size() > gz.size() && fileName.compare(fileName.size() - gz.size(), gz.size(), gz) == 0;
+  const std::string written = ownGzip ? fileName.substr(0, fileName.size() - 3) : fileName;
+  writer->SetFileName(written);
+  writer->SetUseCompression(!ownGzip);
+  bar.Watch(writer, 0.3, ownGzip ? 0.6 : 1.0);
   try
   {
     writer->Update();
@@ -115,6 +120,11 @@ WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const 
     // it is removed with its staging folder, and the destination was never touched.
     throw ToolError(ExitFailure,
                     "cannot write " + destination + " with " + labelType + " labels: " + e.GetDescription());
+  }
+  if (ownGzip)
+  {
+    GzipFile(written, fileName, LabelCompressionLevel);
+    std::remove(written.c_str());
   }
   bar.Finish();
 }
