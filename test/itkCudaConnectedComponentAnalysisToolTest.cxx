@@ -1349,10 +1349,10 @@ itkCudaConnectedComponentAnalysisToolTest(int argc, char * argv[])
                              "mha",
                              IOComponentEnum::UINT);
     }
-    else if (baseCase == "nrrd") // unsigned short, non-zero rule, many small objects; labels of more than 1 MiB
+    else if (baseCase == "nrrd") // unsigned short, non-zero rule, many small objects; labels of several MiB
     {
       ok = FormatCase<unsigned short>("ushort.nrrd",
-                                      RandomVolume<unsigned short>(2, 1, 4000, 0.35, 1, { { 96, 88, 64 } }),
+                                      RandomVolume<unsigned short>(2, 1, 4000, 0.35, 1, { { 160, 144, 96 } }),
                                       {},
                                       "nii.gz",
                                       Default,
