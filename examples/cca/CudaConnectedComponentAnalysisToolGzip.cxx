@@ -108,8 +108,8 @@ GzipFile(const std::string & source, const std::string & target, int level)
         const std::size_t begin = piece * PieceSize;
         const std::size_t size = std::min(PieceSize, length - begin);
         const std::size_t dictionary = std::min(Window, begin + primed);
-        failed[piece] = !DeflatePiece(
-          batch + begin, size, dictionary, lastBatch && piece + 1 == numPieces, level, deflated[piece]);
+        failed[piece] =
+          !DeflatePiece(batch + begin, size, dictionary, lastBatch && piece + 1 == numPieces, level, deflated[piece]);
         crcs[piece] = crc32(crc32(0L, Z_NULL, 0), batch + begin, static_cast<uInt>(size));
       },
       nullptr);

@@ -17,8 +17,8 @@
  *=========================================================================*/
 // How the tool `cca` writes its label image: the names of the label types (the input's own integer type for
 // --class-values, and whether a class value fits a type) and the labels cast to the type asked for and written,
-// compressed (NIfTI by the tool's own gzip writer, on every thread), with the writer's progress on the bar; kept apart from the pipeline
-// (CudaConnectedComponentAnalysisToolRun.cxx) that uses them. Internal to the tool.
+// compressed (NIfTI by the tool's own gzip writer, on every thread), with the writer's progress on the bar; kept apart
+// from the pipeline (CudaConnectedComponentAnalysisToolRun.cxx) that uses them. Internal to the tool.
 #ifndef CudaConnectedComponentAnalysisToolWrite_h
 #define CudaConnectedComponentAnalysisToolWrite_h
 
@@ -105,7 +105,7 @@ WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const 
   }
   // A compressed NIfTI file: ITK writes it uncompressed beside, and the tool's own writer deflates it on every thread.
   const std::string gz = ".nii.gz";
-  const bool        ownGzip = fileName.size() > gz.size() && fileName.compare(fileName.size() - gz.size(), gz.size(), gz) == 0;
+  const bool ownGzip = fileName.size() > gz.size() && fileName.compare(fileName.size() - gz.size(), gz.size(), gz) == 0;
   const std::string written = ownGzip ? fileName.substr(0, fileName.size() - 3) : fileName;
   writer->SetFileName(written);
   writer->SetUseCompression(!ownGzip);

@@ -409,8 +409,8 @@ public:
   /** Which labels of `labels` touch (ComputeContacts): the columns first, second, neighbor pairs, then the face pairs
    * across ITK's axes x, y, z (six uint64 arrays of one length, the table's own memory: no copy). */
   nb::list
-  Contacts(const Array & labels, unsigned connectivity, const std::string & backendName, int deviceId,
-           unsigned threads, std::uintptr_t stream)
+  Contacts(const Array & labels, unsigned connectivity, const std::string & backendName, int deviceId, unsigned threads,
+           std::uintptr_t stream)
   {
     m_Valid = false; // the facade keeps no analysis
     itk::cca::ContactRequest r;
@@ -421,7 +421,7 @@ public:
     r.labelsOnDevice = where >= 0;
     r.stream = reinterpret_cast<void *>(stream);
     r.connectivity = itk::cca::Connectivity{ connectivity };
-    const Backend backend = BackendOf(backendName);
+    const Backend          backend = BackendOf(backendName);
     itk::cca::ContactTable table;
     {
       nb::gil_scoped_release release;
@@ -429,8 +429,8 @@ public:
     }
     const std::size_t n = table.Size();
     nb::list          out;
-    for (auto * column : { &table.first, &table.second, &table.neighborPairs, &table.faces[0], &table.faces[1],
-                           &table.faces[2] })
+    for (auto * column :
+         { &table.first, &table.second, &table.neighborPairs, &table.faces[0], &table.faces[1], &table.faces[2] })
     {
       // Each column moved into an array of its own: holding one keeps no other alive.
       auto * owned = new std::vector<std::uint64_t>(std::move(*column));
