@@ -161,6 +161,15 @@ public:
   static bool
   CanMeasureMoments(const std::array<std::uint64_t, cca::MaxDimension> & size);
 
+  /** Starts, now, the engine that Analyze() with `backend` would take for a host image of `numberOfPixels` pixels,
+   * and keeps it for the next facade: the CUDA engine's start-up (driver, context, module, stream, page-locked
+   * buffers: a few hundred milliseconds once per process) paid beside other work, such as reading the image. Does
+   * nothing where that engine is the CPU engine (which starts in no time) or already kept; says nothing where the
+   * GPU is unusable, which the analysis then reports. Returns whether a CUDA engine is ready. Thread-safe: a
+   * facade that needs the engine before it is ready makes its own. */
+  static bool
+  StartEngine(Backend backend, int deviceId, std::uint64_t numberOfPixels);
+
   /** Whether this build has the CUDA engine, and how many CUDA devices it can use now (`reason`: why none). */
   static bool
   IsCudaEngineCompiled();

@@ -6,7 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$root/build}
 
-packages=(cmake g++ gcc make libinsighttoolkit5-dev nlohmann-json3-dev)
+packages=(cmake g++ gcc make libinsighttoolkit5-dev nlohmann-json3-dev libdeflate-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

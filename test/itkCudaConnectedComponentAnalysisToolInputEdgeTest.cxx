@@ -26,9 +26,15 @@
 //   outputs_clash          --output r.mhd writes r.zraw: --csv r.zraw is refused (exit 1), nothing written
 //   symlink_output         --csv through a symbolic link: the link kept, its target replaced
 //   overwrite_nrrd_data    --csv onto the detached data file of the NRRD input: refused (exit 1)
+//   nii_gz_members         a .nii.gz of two gzip members and trailing zeros (as gzip and zlib read it): labeled as
+//                          the .nii
+//   nii_gz_short           a whole gzip stream of a .nii cut short: refused (exit 2), both sizes named
 #include "itkCCAToolTestUtilities.h"
 
+#include "itk_zlib.h"
+
 #include <cstdio>
+#include <fstream>
 
 namespace
 {
@@ -73,6 +79,26 @@ Write(const std::string & name, bool compress)
   writer->Update();
 }
 
+/** `parts` of bytes, each a gzip member of its own, then `trailer` as it is. */
+bool
+SaveGzipMembers(const std::string & file, const std::vector<std::string> & parts, const std::string & trailer)
+{
+  for (std::size_t i = 0; i < parts.size(); ++i)
+  {
+    gzFile gz = gzopen(file.c_str(), i == 0 ? "wb" : "ab"); // "ab": a new member after the last
+    if (!gz ||
+        gzwrite(gz, parts[i].data(), static_cast<unsigned>(parts[i].size())) != static_cast<int>(parts[i].size()))
+    {
+      std::cerr << "cannot write " << file << std::endl;
+      return false;
+    }
+    gzclose(gz);
+  }
+  std::ofstream out(file, std::ios::binary | std::ios::app);
+  out << trailer;
+  return static_cast<bool>(out);
+}
+
 bool
 RunCase(const std::string & name)
 {
@@ -96,6 +122,36 @@ RunCase(const std::string & name)
     std::memcpy(&bytes[72], &bitpix, sizeof(bitpix));
     Save(Path("v.nii"), bytes);
     return Expect(Run(args({ Path("v.nii") }), "n"), 0, "");
+  }
+  if (name == "nii_gz_members")
+  {
+    Write("v.nii", false);
+    const std::string bytes = Slurp(Path("v.nii"));
+    const std::size_t half = bytes.size() / 2;
+    if (!SaveGzipMembers(Path("v.nii.gz"), { bytes.substr(0, half), bytes.substr(half) }, std::string(7, '\0')) ||
+        !Expect(Run(args({ Path("v.nii"), "--csv", Path("plain.csv") }), "p"), 0, "") ||
+        !Expect(Run(args({ Path("v.nii.gz"), "--csv", Path("members.csv") }), "g"), 0, ""))
+    {
+      return false;
+    }
+    const std::string plain = Slurp(Path("plain.csv"));
+    if (plain.empty() || plain != Slurp(Path("members.csv")))
+    {
+      std::cerr << "the tables of the .nii and of its two-member .nii.gz differ" << std::endl;
+      return false;
+    }
+    return true;
+  }
+  if (name == "nii_gz_short")
+  {
+    Write("v.nii", false);
+    const std::string bytes = Slurp(Path("v.nii"));
+    if (!SaveGzipMembers(Path("v.nii.gz"), { bytes.substr(0, 352 + 2000) }, ""))
+    {
+      return false;
+    }
+    const Outcome o = Run(args({ Path("v.nii.gz") }), "s");
+    return Expect(o, 2, "promises 69472 bytes") && o.err.find("yields 2352 bytes") != std::string::npos;
   }
   if (name == "analyze_img_input")
   {

@@ -41,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -129,6 +130,13 @@ struct Options
   std::string   intensity; ///< --intensity: the feature image whose values the tables' intensity columns measure
 };
 
+class InflatedCopy;
+
+/** A completeness check that decompresses the input's data once and hands the read the result
+ * (CudaConnectedComponentAnalysisToolInflate.h): the copy to read instead of the file, or nullptr (the file checked
+ * all the same, and read as it is). */
+using InflatingCheck = std::function<std::shared_ptr<InflatedCopy>()>;
+
 /** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */
 struct InputDescription
 {
@@ -137,11 +145,14 @@ struct InputDescription
   std::vector<std::string> fileNames; ///< the series' files, in slice order (DICOM only)
   unsigned int             dimension{ 0 };
   itk::IOComponentEnum     componentType{ itk::IOComponentEnum::UNKNOWNCOMPONENTTYPE };
-  std::string              componentName; ///< as ITK names it: "short", "unsigned_char", ...
-  std::vector<std::string> files;         ///< every file the input is read from (header, data; for a DICOM
-                                          ///< directory the files of all its series)
-  std::function<void()> verifyData;       ///< the completeness check's decompression pass, if any: run it beside
-                                          ///< the read, and label nothing if it throws
+  std::string              componentName;       ///< as ITK names it: "short", "unsigned_char", ...
+  std::uint64_t            numberOfPixels{ 0 }; ///< of the image labeled (one case of a --batch FILE)
+  std::vector<std::string> files;   ///< every file the input is read from (header, data; for a DICOM directory the
+                                    ///< files of all its series)
+  std::function<void()> verifyData; ///< the completeness check's decompression pass, if any: run it beside the
+                                    ///< read, and label nothing if it throws
+  InflatingCheck inflateData;       ///< instead of verifyData for a gzip NIfTI file, where this build has
+                                    ///< InflatedCopy: run it before the read, which takes its copy
   /// --batch FILE: the file holds `stackCases` cases of `dimension` along its last axis (it has dimension + 1);
   /// this input is the case at `stackCase` (-1: the whole file is the input).
   std::uint64_t stackCases{ 0 };
@@ -172,10 +183,11 @@ CheckOutputFormatHoldsDimension(const std::string & output, unsigned int dimensi
  * Analyze, MetaImage, TIFF: formats whose ITK reader takes a short file as whole); throws ToolError
  * (ExitCannotRead) naming the file and both sizes. `io` has read the file's information. Returns the files
  * the image is read from (the header and, for detached formats, its data file). With `deferred`, a pass that
- * decompresses the whole data stream is not run but put there, for the caller to run beside the read. */
+ * decompresses the whole data stream is not run but put there, for the caller to run beside the read; with
+ * `inflate` too, a single-file gzip NIfTI's pass is put there instead, for the caller to run before the read. */
 std::vector<std::string>
 CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io,
-                       std::function<void()> * deferred = nullptr);
+                       std::function<void()> * deferred = nullptr, InflatingCheck * inflate = nullptr);
 
 /** Checks the DICOM series of `input` (a directory; input.files: the files of all its series): no slice of it
  * left out of every series (an unreadable header), every slice's pixel data whole, the slices evenly spaced (else an
@@ -307,7 +319,8 @@ struct Report
   std::vector<double>        largestSize;
   std::string                backend;
   double                     readSeconds{ 0 };
-  double                     analyzeSeconds{ 0 };
+  double                     analyzeSeconds{ 0 };    ///< engineWaitSeconds included
+  double                     engineWaitSeconds{ 0 }; ///< the engine's start-up after the read (not hidden by it)
   double                     writeSeconds{ 0 };
   std::vector<std::string>   written;
 };

@@ -28,6 +28,7 @@
 // The DICOM series checks (a damaged slice, slices missing from a regular spacing) are in
 // CudaConnectedComponentAnalysisToolDicomCheck.cxx.
 #include "CudaConnectedComponentAnalysisToolInputCheck.h"
+#include "CudaConnectedComponentAnalysisToolInflate.h"
 
 #include "itk_zlib.h"
 #include "itksys/SystemTools.hxx"
@@ -229,11 +230,11 @@ NiftiPairHeaderOf(const std::string & file)
 }
 
 std::vector<std::string>
-CheckNifti(const std::string & file, std::function<void()> * deferred)
+CheckNifti(const std::string & file, std::function<void()> * deferred, InflatingCheck * inflate)
 {
   if (const std::string header = NiftiPairHeaderOf(file); !header.empty())
   {
-    return CheckNifti(header, deferred);
+    return CheckNifti(header, deferred, inflate);
   }
   // The header, decompressed where it is gzip (gzread reads plain files as they are).
   std::array<unsigned char, 540> header{};
@@ -326,7 +327,19 @@ CheckNifti(const std::string & file, std::function<void()> * deferred)
       throw Truncated(dataFile, promised, yielded, what);
     }
   };
-  if (IsGzip(dataFile))
+  if (IsGzip(dataFile) && singleFile && inflate && InflatedCopy::Available())
+  {
+    // One decompression that checks the stream and gives the read its copy, before the read.
+    *inflate = [pass, dataFile, promised]() {
+      auto copy = InflatedCopy::Make(dataFile, "input.nii", promised);
+      if (!copy)
+      {
+        pass(); // no copy, or a bad stream: checked as below (which throws for a bad one), the file read as it is
+      }
+      return copy;
+    };
+  }
+  else if (IsGzip(dataFile))
   {
     RunOrDefer(pass, deferred); // a decompression of the whole stream
   }
@@ -552,12 +565,13 @@ NrrdFiles(const std::string & file)
 } // namespace
 
 std::vector<std::string>
-CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io, std::function<void()> * deferred)
+CheckImageFileComplete(const std::string & file, const itk::ImageIOBase & io, std::function<void()> * deferred,
+                       InflatingCheck * inflate)
 {
   const std::string name = io.GetNameOfClass();
   if (name == "NiftiImageIO")
   {
-    return CheckNifti(file, deferred);
+    return CheckNifti(file, deferred, inflate);
   }
   if (name == "MetaImageIO")
   {

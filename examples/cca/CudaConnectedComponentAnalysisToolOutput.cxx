@@ -361,8 +361,13 @@ PrintSummary(const Report & r)
     }
   }
   line("backend") << r.backend << std::endl;
-  line("time (s)") << std::fixed << std::setprecision(3) << "read " << r.readSeconds << ", analyze " << r.analyzeSeconds
-                   << ", write " << r.writeSeconds << std::defaultfloat << std::endl;
+  line("time (s)") << std::fixed << std::setprecision(3) << "read " << r.readSeconds << ", analyze "
+                   << r.analyzeSeconds;
+  if (r.engineWaitSeconds >= 0.0005)
+  {
+    os << " (" << r.engineWaitSeconds << " of it the GPU's start-up, beyond the read)";
+  }
+  os << ", write " << r.writeSeconds << std::defaultfloat << std::endl;
   std::string written;
   for (const auto & name : r.written)
   {

@@ -27,6 +27,7 @@
 #include "itkImageIOFactory.h"
 #include "itksys/SystemTools.hxx"
 
+#include <algorithm>
 #include <iostream>
 
 namespace cca_tool
@@ -98,7 +99,7 @@ ProbeInput(const std::string & path, const Options & options, bool stackOfCases)
   }
   else
   {
-    input.files = CheckImageFileComplete(path, *io, &input.verifyData);
+    input.files = CheckImageFileComplete(path, *io, &input.verifyData, stackOfCases ? nullptr : &input.inflateData);
   }
 
   // A series is a volume: its slices are stacked along the third axis.
@@ -127,6 +128,11 @@ ProbeInput(const std::string & path, const Options & options, bool stackOfCases)
   {
     throw ToolError(ExitUnsupported,
                     path + " is a " + std::to_string(input.dimension) + "D image; cca labels 2D and 3D images only");
+  }
+  input.numberOfPixels = input.dicomSeries ? input.fileNames.size() : 1;
+  for (unsigned int d = 0; d < std::min(input.dimension, io->GetNumberOfDimensions()); ++d)
+  {
+    input.numberOfPixels *= io->GetDimensions(d);
   }
   return input;
 }

@@ -18,6 +18,7 @@
 #include "itkCCAEngineChoice.h"
 
 #include <atomic>
+#include <exception>
 #include <iostream>
 #include <mutex>
 #include <utility>
@@ -173,6 +174,25 @@ EngineChoice::Acquire(Backend backend, int deviceId, unsigned numberOfThreads, u
     engineWorkUnits = key.workUnits;
   }
   return *engine;
+}
+
+bool
+EngineChoice::StartCudaEngine(Backend backend, int deviceId)
+{
+  if (backend == Backend::CPU || (backend == Backend::Automatic && GetCudaDeviceCount(nullptr) <= 0))
+  {
+    return false;
+  }
+  EngineChoice choice; // its destructor hands the engine to the cache
+  try
+  {
+    choice.Acquire(Backend::CUDA, deviceId, 0, 0);
+    return true;
+  }
+  catch (const std::exception &)
+  {
+    return false; // the analysis meets the same error and reports it (or falls back, said once)
+  }
 }
 
 Engine &

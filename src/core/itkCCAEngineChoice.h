@@ -63,6 +63,11 @@ struct EngineChoice
   Engine &
   AcquireAutomatic(int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits);
 
+  /** Makes the CUDA engine of `deviceId` (for Backend::CUDA, or Automatic where a device is usable) and keeps it
+   * in the cache for the next facade; errors are left to the analysis to report. Returns whether it is ready. */
+  static bool
+  StartCudaEngine(Backend backend, int deviceId);
+
   /** Frees the engines of destroyed facades (their device and page-locked buffers, their host tables). */
   static void
   ReleaseCachedEngines();

@@ -606,6 +606,16 @@ CudaConnectedComponentAnalysisEngine::CanMeasureMoments(const std::array<std::ui
 }
 
 bool
+CudaConnectedComponentAnalysisEngine::StartEngine(Backend backend, int deviceId, std::uint64_t numberOfPixels)
+{
+  if (backend == Backend::Automatic && numberOfPixels < cca::AutomaticCudaFromPixels)
+  {
+    return false; // the CPU engine's image
+  }
+  return cca::EngineChoice::StartCudaEngine(backend, deviceId);
+}
+
+bool
 CudaConnectedComponentAnalysisEngine::IsCudaEngineCompiled()
 {
   return cca::IsCudaEngineCompiled();

@@ -1,0 +1,69 @@
+/*=========================================================================
+ *
+ *  Copyright NumFOCUS
+ *
+ *  Licensed under the Apache License, Version 2.0 (the "License");
+ *  you may not use this file except in compliance with the License.
+ *  You may obtain a copy of the License at
+ *
+ *         http://www.apache.org/licenses/LICENSE-2.0.txt
+ *
+ *  Unless required by applicable law or agreed to in writing, software
+ *  distributed under the License is distributed on an "AS IS" BASIS,
+ *  WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+ *  See the License for the specific language governing permissions and
+ *  limitations under the License.
+ *
+ *=========================================================================*/
+// A gzip image file decompressed once, into memory, for ITK's reader; internal to the tool.
+#ifndef CudaConnectedComponentAnalysisToolInflate_h
+#define CudaConnectedComponentAnalysisToolInflate_h
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace cca_tool
+{
+
+/** The decompressed copy of a gzip image file (a `.nii.gz`), made in one pass by libdeflate into a memory file
+ * that ITK's reader reads as the uncompressed format. ITK's own read inflates with zlib, and the completeness
+ * check inflated the stream a second time beside it; this pass is both, at libdeflate's speed. The copy lives in
+ * memory (a memfd, named by a link in a temporary folder) and is gone with the object or the process. */
+class InflatedCopy
+{
+public:
+  /** Whether this build makes copies (libdeflate found at build time, Linux). */
+  static bool
+  Available();
+
+  /** Inflates every gzip member of `file` into the copy, named `name` (its extension tells ITK the format), and
+   * returns it where the stream inflated whole, CRCs and lengths checked, to at least the `promised` bytes. Else
+   * nullptr: none could be kept (no memory file, or more bytes than half the available memory), or the stream is
+   * damaged, cut or short; the caller then checks `file` as it did without copies (zlib's messages say where the
+   * stream breaks off) and lets ITK read it. */
+  static std::shared_ptr<InflatedCopy>
+  Make(const std::string & file, const std::string & name, std::uint64_t promised);
+
+  ~InflatedCopy();
+  InflatedCopy(const InflatedCopy &) = delete;
+  InflatedCopy &
+  operator=(const InflatedCopy &) = delete;
+
+  /** The file ITK reads. */
+  const std::string &
+  Path() const
+  {
+    return m_Path;
+  }
+
+private:
+  InflatedCopy() = default;
+  int         m_Descriptor{ -1 };
+  std::string m_Directory;
+  std::string m_Path;
+};
+
+} // namespace cca_tool
+
+#endif
