@@ -66,7 +66,7 @@ public:
   /** Labels and measures the request's image on `backend` and returns the number of components (those kept by
    * the request's post-processing; everything below then sees only those, in their new order). The engine
    * is kept for the next call with the same backend, device, thread and work unit counts. Automatic uses the
-   * CPU engine for images of fewer than 2^16 pixels (faster there, measured), else the CUDA engine where a
+   * CPU engine for images of fewer than 24,576 pixels (faster there, measured), else the CUDA engine where a
    * device is usable and the image fits it, else the CPU engine and says so once per process; an image in GPU
    * memory (Request::inputOnDevice) always goes to the CUDA engine. The CPU engine starts at most `numberOfThreads`
    * threads (0: all hardware threads) and cuts the image into `numberOfWorkUnits` blocks (0: one per thread). */

@@ -36,7 +36,7 @@ public:
   /** \class Backend
    * \brief Which engine labels the image.
    *
-   * Automatic: the CPU engine for images of fewer than 65,536 pixels (where it is faster), else the CUDA
+   * Automatic: the CPU engine for images of fewer than 24,576 pixels (where it is faster), else the CUDA
    * engine when a usable device exists (and the image fits its 32-bit index type), else the CPU engine,
    * said once per process. CUDA: the CUDA engine or an exception.
    * CPU: the CPU engine.

@@ -15,13 +15,13 @@ gzip -dc "$work/ct.nii.gz" > "$work/ct.nii"
 ls -l "$work" | tee "$out/cli-files.txt"
 run() { # label binary input backend
   local label=$1 binary=$2 input=$3 backend=$4 start end
-  start=$(date +%s.%N)
+  start=$EPOCHREALTIME
   "$binary" "$input" --lower 300 --connectivity full --output "$work/labels.nii.gz" --csv "$work/t.csv" \
     --backend "$backend" > "$work/run.txt" 2>&1
   local rc=$?
-  end=$(date +%s.%N)
+  end=$EPOCHREALTIME
   printf '%-8s %-6s %-8s exit %d wall %.3f s :: %s :: %s\n' "$label" "$(basename "$input" | sed 's/ct//')" "$backend" \
-    "$rc" "$(echo "$end - $start" | bc)" "$(grep 'time (s)' "$work/run.txt" | sed 's/ *time (s) *//')" \
+    "$rc" "$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')" "$(grep 'time (s)' "$work/run.txt" | sed 's/ *time (s) *//')" \
     "$(grep 'backend' "$work/run.txt" | sed 's/ *backend *//' | cut -c1-40)"
 }
 {

@@ -169,6 +169,22 @@ itkCudaConnectedComponentAnalysisBadInputTest(int argc, char * argv[])
     }
   }
 
+  // StartEngine: nothing for the CPU engine's images; the CUDA engine where a device is usable, else nothing (the
+  // analysis says why), and the next filter then runs as it would have.
+  {
+    using Engine = CudaConnectedComponentAnalysisEngine;
+    const bool gpu = cca::GetCudaDeviceCount() > 0;
+    ITK_TEST_EXPECT_TRUE(!Engine::StartEngine(Backend::CPU, 0, std::uint64_t{ 1 } << 20));
+    ITK_TEST_EXPECT_TRUE(!Engine::StartEngine(Backend::Automatic, 0, 1000));
+    ITK_TEST_EXPECT_EQUAL(Engine::StartEngine(Backend::Automatic, 0, std::uint64_t{ 1 } << 20), gpu);
+    ITK_TEST_EXPECT_EQUAL(Engine::StartEngine(Backend::CUDA, 0, 1000), gpu);
+    ITK_TEST_EXPECT_TRUE(!Engine::StartEngine(Backend::CUDA, 99, 1000)); // no such device: nothing, no exception
+    auto filter = FilterType::New();
+    filter->SetInput(MakeImage(300, 200, 2));
+    ITK_TRY_EXPECT_NO_EXCEPTION(filter->Update());
+    ITK_TEST_EXPECT_TRUE(filter->GetBackendUsed() == (gpu ? Backend::CUDA : Backend::CPU));
+  }
+
   // Where there is no CUDA device: CUDA is refused with a clear exception, Automatic runs on the CPU.
   std::string reason;
   if (cca::GetCudaDeviceCount(&reason) == 0)

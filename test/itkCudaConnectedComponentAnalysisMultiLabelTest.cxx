@@ -35,7 +35,7 @@
 //   real      class maps made from the bundled images (the MRI volume Anatomical.nii.gz, the CT slice CTSlice.mha):
 //             five intensity bands as classes; labels, LabelMap and per-class clean-up as in `labels` and
 //             `perclass` (arguments: the two files)
-//   automatic an image above 2^16 pixels on the Automatic backend: the CUDA engine where there is a device, else
+//   automatic an image above the size rule (24,576 pixels) on the Automatic backend: the CUDA engine where there is a device, else
 //             the CPU engine, the same labels
 // Each case runs on the backend its second argument names (cpu, cuda, auto): the CUDA engine labels multi-label
 // input too (value breaks in the bitmask, runs of equal value merged; itkCCAMultiLabelStages.cu).
@@ -584,7 +584,7 @@ AutomaticCase(Backend)
 {
   using InputType = Image<unsigned char, 3>;
   using LabelType = Image<unsigned int, 3>;
-  const auto image = MakeClassMap<InputType>({ { 40, 40, 41 } }, 0.6, 2, 99, { 1, 2, 3 }); // above 2^16 pixels
+  const auto image = MakeClassMap<InputType>({ { 40, 40, 41 } }, 0.6, 2, 99, { 1, 2, 3 }); // above the automatic backend's size rule
   auto       automatic = CudaConnectedComponentAnalysisImageFilter<InputType, LabelType>::New();
   automatic->SetInput(image);
   automatic->MultiLabelOn();

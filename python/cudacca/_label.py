@@ -178,7 +178,7 @@ def label(
         "oriented_bounding_box_size"/"_origin" only when named.
     dtype: the label dtype (default uint32, uint64 beyond; int32/int64 for PyTorch); too small raises
         OverflowError.
-    backend: "auto" (host images under 65,536 pixels: the CPU engine, faster there; larger: the GPU when
+    backend: "auto" (host images under 24,576 pixels: the CPU engine, faster there; larger: the GPU when
         there is one, else the CPU engine, said once by a RuntimeWarning), "cuda" or "cpu". Device arrays
         always run on their own GPU.
     device: the CUDA device for host arrays.

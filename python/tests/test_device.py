@@ -180,10 +180,11 @@ def test_repeated_runs_are_bit_identical():
 
 
 def test_automatic_backend_by_size():
-    """Automatic takes the CPU engine below 2^16 pixels of host image, the CUDA engine above, never for a device
-    array; the choice never changes a result."""
+    """Automatic takes the CPU engine below 24,576 pixels of host image, the CUDA engine from there, never for a
+    device array; the choice never changes a result."""
     cupy = pytest.importorskip("cupy")
-    for shape, expected_backend in [((64, 64), "cpu"), ((255, 256), "cpu"), ((256, 256), "cuda"), ((40, 40, 40), "cpu"), ((41, 41, 41), "cuda")]:
+    cases = [((64, 64), "cpu"), ((128, 191), "cpu"), ((128, 192), "cuda"), ((23, 32, 32), "cpu"), ((24, 32, 32), "cuda")]
+    for shape, expected_backend in cases:
         image = random_image(shape, 0.5, 1, seed=shape[0])
         labels, table = cudacca.label(image, connectivity="full", return_table=True, properties="all")
         assert cudacca.last_backend()[0] == expected_backend, shape

@@ -149,7 +149,7 @@ def test_without_a_gpu_the_cpu_engine_is_said_once():
         "import warnings, numpy as np, cudacca\n"
         "with warnings.catch_warnings(record=True) as w:\n"
         "    warnings.simplefilter('always')\n"
-        "    for _ in range(3): cudacca.label(np.ones((256, 256), np.uint8))\n"  # 2^16 pixels: past the size rule
+        "    for _ in range(3): cudacca.label(np.ones((256, 256), np.uint8))\n"  # past the size rule (24,576 pixels)
         "print(len(w), cudacca.last_backend()[0]); print(w[0].message)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

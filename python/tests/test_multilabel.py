@@ -9,8 +9,8 @@ import pytest
 import cudacca
 from conftest import random_image
 
-# The CUDA engine does not label multi-label input yet: "auto" takes the CPU engine (and says so once above
-# 2^16 pixels), "cpu" is the CPU engine.
+# The CUDA engine does not label multi-label input yet: "auto" takes the CPU engine (and says so once from
+# 24,576 pixels), "cpu" is the CPU engine.
 ML_BACKENDS = ["cpu", "auto"]
 
 

@@ -36,13 +36,12 @@ namespace cca
 
 using Backend = CudaConnectedComponentAnalysisEnums::Backend;
 
-/** Below this many pixels the automatic backend takes the CPU engine for a host image: per call (labels +
- * basic table, numpy in/out, median of 200 calls, H100 with 16 threads, 2026-11-24, before the CUDA engine's
- * one-launch small-image path; docs/performance.md has the current figures) the CPU engine took 0.09 ms at 64²
- * and 128² and 0.29 ms at 32³ against 0.24-0.39 ms for the CUDA engine, the two met at 256² (0.31 / 0.27 ms), and
- * from 512² and 64³ on the CUDA engine was 2-3x faster. Below 2^16 pixels the CPU engine works as one block on one
- * thread, so the crossover does not depend on the host's core count. */
-constexpr std::uint64_t AutomaticCudaFromPixels = std::uint64_t{ 1 } << 16;
+/** Below this many pixels the automatic backend takes the CPU engine for a host image. Per call (labels + basic
+ * table, numpy in/out, median; scripts/device-crossover.py, H100 host with 16 cores, 2026-11-28) the CPU engine was
+ * the faster up to 128² (0.088 / 0.101 ms) and 28³ (0.148 / 0.156 ms), the CUDA engine from 160² (0.111 / 0.102 ms)
+ * and 32³ (0.261 / 0.161 ms); between 2^14 and 2^15 pixels the two differ by less than 15 %. Below 2^16 pixels the
+ * CPU engine works as one block on one thread, so the crossover does not depend on the host's core count. */
+constexpr std::uint64_t AutomaticCudaFromPixels = 24576; // 3 * 2^13
 
 /** The engine one facade holds, with what it was made for (backend, device, threads, work units): kept while
  * those stay, else given to the process's cache of engines and the right one taken from it or made. Given back to

@@ -181,7 +181,7 @@ main(int argc, char * argv[])
   }
   const Engine::Backend backend = cuda ? Engine::Backend::CUDA : Engine::Backend::CPU;
 
-  // Odd sizes, single rows and columns, one pixel, images past the automatic backend's 2^16-pixel threshold,
+  // Odd sizes, single rows and columns, one pixel, images past the automatic backend's size rule (24,576 pixels),
   // and images past the CUDA engine's one-launch small-image path (2^18 pixels: its multi-stage path);
   // granularity 1 (salt and pepper) and 4 (blobs).
   const std::vector<std::pair<Size, unsigned>> shapes = {
