@@ -90,19 +90,26 @@ class Input:
         return torch.from_numpy(array).to(f"cuda:{self.device}")
 
     def labels_column(self, count, skip_value):
-        """The labels 0 .. count-1 plus one from skip_value on (ITK's rule), made where the image is."""
+        """The labels 0 .. count-1 plus one from skip_value on (ITK's rule), made where the image is: 1 .. count
+        for skip_value 0."""
         if self.library == "cupy" and self.device >= 0:
             import cupy
 
             with cupy.cuda.Device(self.device):
+                if skip_value == 0:
+                    return cupy.arange(1, count + 1, dtype=cupy.uint64)
                 k = cupy.arange(count, dtype=cupy.uint64)
                 return k + (k >= skip_value).astype(cupy.uint64)
         if self.library == "torch":
             import torch
 
             device = "cpu" if self.device < 0 else f"cuda:{self.device}"
+            if skip_value == 0:
+                return torch.arange(1, count + 1, dtype=torch.int64, device=device)
             k = torch.arange(count, dtype=torch.int64, device=device)
             return k + (k >= skip_value).to(torch.int64)
+        if skip_value == 0:
+            return np.arange(1, count + 1, dtype=np.uint64)
         k = np.arange(count, dtype=np.uint64)
         return k + (k >= np.uint64(skip_value)).astype(np.uint64)
 

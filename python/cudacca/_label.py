@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import functools
+import math
 import operator
 import threading
 import warnings
@@ -120,13 +122,18 @@ def _geometry(inp, spacing):
             raise ValueError("spacing: an itk.Image carries its own spacing; leave spacing out")
         return start, itk_spacing, origin, direction
     if spacing is None:
-        itk_spacing = [1.0] * d
-    else:
-        s = [float(v) for v in np.atleast_1d(np.asarray(spacing, dtype=np.float64))]
-        if len(s) != d or not all(np.isfinite(v) and v > 0 for v in s):
-            raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
-        itk_spacing = s[::-1]
-    return [0] * d, itk_spacing, [0.0] * d, [[1.0 if i == j else 0.0 for j in range(d)] for i in range(d)]
+        return _unit_geometry(d)
+    s = [float(v) for v in np.atleast_1d(np.asarray(spacing, dtype=np.float64))]
+    if len(s) != d or not all(np.isfinite(v) and v > 0 for v in s):
+        raise ValueError(f"spacing: {d} positive finite values expected (array axis order), got {spacing!r}")
+    start, _, origin, direction = _unit_geometry(d)
+    return start, tuple(s[::-1]), origin, direction
+
+
+@functools.lru_cache(maxsize=None)
+def _unit_geometry(d):
+    """Start 0, spacing 1, origin 0, identity direction, as tuples (shared between calls, never changed)."""
+    return (0,) * d, (1.0,) * d, (0.0,) * d, tuple(tuple(1.0 if i == j else 0.0 for j in range(d)) for i in range(d))
 
 
 def label(
@@ -278,7 +285,7 @@ def label(
     names = _table.resolve_properties(properties, intensity=intensity is not None) if return_table else []
     if multilabel and return_table:
         names.append(_table.CLASS)
-    pixel_volume = float(np.prod(itk_spacing))
+    pixel_volume = math.prod(itk_spacing)  # in order, as np.prod: the same double
 
     analysis = _analysis()
     # Kept to the end: an image analyzed in slabs is read again while its labels are written.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import _core
@@ -39,6 +41,8 @@ INTENSITY_ON_REQUEST = tuple(a[0] for a in ATTRIBUTES if a[1] == "on_request" an
 
 _PERIMETER = tuple(a[0] for a in ATTRIBUTES if a[5])
 _SHAPE_SUMS = tuple(a[0] for a in ATTRIBUTES if a[4])
+_PERIMETER_SET = frozenset(_PERIMETER)
+_SHAPE_SUMS_SET = frozenset(_SHAPE_SUMS)
 
 #: Columns of more than one value (one per axis, or a matrix): always split, name-0 ... (also for 1-D images).
 _VECTOR = tuple(a[0] for a in ATTRIBUTES if a[2] != "scalar")
@@ -51,7 +55,22 @@ _INTEGER_DTYPE = {a[0]: (np.uint64 if a[2] == "scalar" else np.int64) for a in A
 def resolve_properties(properties, intensity=False):
     """The list of column groups asked for: "basic", "all", or names (groups such as "bbox" or split names
     such as "bbox-0"; "label" is always there). With an intensity image the intensity columns are known too, and
-    come by default (INTENSITY_DEFAULT; "all": INTENSITY)."""
+    come by default (INTENSITY_DEFAULT; "all": INTENSITY). Resolved once per distinct request: a small call's
+    table costs microseconds."""
+    try:
+        key = properties if properties is None or isinstance(properties, str) else tuple(properties)
+        hash(key)
+    except TypeError:
+        return _resolve_properties(properties, intensity)
+    return list(_resolved(key, bool(intensity)))
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(properties, intensity):
+    return tuple(_resolve_properties(properties, intensity))
+
+
+def _resolve_properties(properties, intensity):
     known_names = BASIC + SHAPE + ON_REQUEST + (INTENSITY + INTENSITY_ON_REQUEST if intensity else ())
     if properties is None or properties == "basic":
         names = list(BASIC) + (list(INTENSITY_DEFAULT) if intensity else [])
@@ -82,11 +101,11 @@ def resolve_properties(properties, intensity=False):
 
 
 def needs_shape_sums(names):
-    return any(n in _SHAPE_SUMS for n in names)
+    return not _SHAPE_SUMS_SET.isdisjoint(names)
 
 
 def needs_perimeter(names):
-    return any(n in _PERIMETER for n in names)
+    return not _PERIMETER_SET.isdisjoint(names)
 
 
 class Table(dict):
@@ -109,6 +128,7 @@ class Table(dict):
 
 
 _BASIC_COLUMNS = ("num_pixels", "area", "bbox", "centroid", "image", CLASS)
+_BASIC_DTYPE = {"area": np.float64, "centroid": np.float64, "bbox": np.int64, "image": np.int64, CLASS: np.int64}
 
 
 def write_basic(analysis, inp, names, count, start, spacing, origin, direction, batch_stride=0):
@@ -121,9 +141,8 @@ def write_basic(analysis, inp, names, count, start, spacing, origin, direction, 
     arrays = {}
     for name in names:
         if name in _BASIC_COLUMNS:
-            components = {"bbox": 2 * ndim, "centroid": ndim}.get(name, 1)
-            dtype = {"area": np.float64, "centroid": np.float64, "bbox": np.int64, "image": np.int64,
-                     CLASS: np.int64}.get(name, np.uint64)
+            components = 2 * ndim if name == "bbox" else ndim if name == "centroid" else 1
+            dtype = _BASIC_DTYPE.get(name, np.uint64)
             shape = (components, count)
             arrays[name] = np.empty(shape, dtype) if on_host else inp.empty_table(shape, dtype)
     if arrays and count > 0:
@@ -138,16 +157,20 @@ def add_columns(table, arrays, names, ndim):
     """Adds the (components, count) blocks `arrays` to `table` as 1-D columns, in the order of `names`."""
     for name in names:
         a = arrays[name]
-        if name not in _VECTOR:
-            table[name] = a[0]
-        elif name in _MATRIX:
-            for m in range(ndim):
-                for c in range(ndim):
-                    table[f"{name}-{m}-{c}"] = a[m * ndim + c]
-        else:
-            for c in range(a.shape[0]):
-                table[f"{name}-{c}"] = a[c]
+        for c, column in enumerate(_column_names(name, ndim, a.shape[0])):
+            table[column] = a[c]
     return table
+
+
+@functools.lru_cache(maxsize=1024)
+def _column_names(name, ndim, components):
+    """The 1-D column names of a (components, count) block: the name; name-c per component; name-m-c for a
+    matrix (row m, component c)."""
+    if name not in _VECTOR:
+        return (name,)
+    if name in _MATRIX:
+        return tuple(f"{name}-{m}-{c}" for m in range(ndim) for c in range(ndim))
+    return tuple(f"{name}-{c}" for c in range(components))
 
 
 def build(analysis, inp, names, count, skip_value, start, spacing, origin, direction, threads):

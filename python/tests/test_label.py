@@ -156,3 +156,25 @@ def test_without_a_gpu_the_cpu_engine_is_said_once():
     first, message = out.splitlines()[:2]
     assert first == "1 cpu"
     assert "using the CPU engine" in message
+
+
+def test_repeated_requests_resolve_alike():
+    """Property lists are resolved once per distinct request and handed out as copies: a multilabel call, which adds
+    the class column to its list, leaves the next call's table as asked; lists, tuples and generators of the same
+    names give the same columns; unknown names are refused every time; the label column is 1 .. N."""
+    image = random_image((37, 29), 0.5, 2, seed=11)
+    classes = image * np.uint8(3)
+    for _ in range(2):
+        _, with_class = cudacca.label(classes, multilabel=True, return_table=True, properties=["area", "bbox"])
+        assert list(with_class) == ["label", "area", "bbox-0", "bbox-1", "bbox-2", "bbox-3", "class"]
+        labels, plain = cudacca.label(image, return_table=True, properties=["area", "bbox"])
+        assert list(plain) == ["label", "area", "bbox-0", "bbox-1", "bbox-2", "bbox-3"]
+        np.testing.assert_array_equal(plain["label"], np.arange(1, labels.max() + 1, dtype=np.uint64))
+    for request in (("area", "bbox"), (n for n in ["area", "bbox"])):
+        _, again = cudacca.label(image, return_table=True, properties=request)
+        assert list(again) == list(plain)
+        for k in plain:
+            np.testing.assert_array_equal(again[k], plain[k])
+    for _ in range(2):
+        with pytest.raises(ValueError, match="unknown property 'areas'"):
+            cudacca.label(image, return_table=True, properties=["areas"])
