@@ -147,6 +147,13 @@ InflatedCopy::Make(const std::string & file, const std::string & name, std::uint
     copy->m_Path.clear();
     return nullptr;
   }
+  // The name must open the memory file (no /proc, say, in a sandbox): else ITK could not read it.
+  const int probe = open(copy->m_Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (probe < 0)
+  {
+    return nullptr;
+  }
+  close(probe);
 
   std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor *)> decompressor(
     libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
