@@ -28,6 +28,7 @@
 #include "itkCommonEnums.h"
 #include "itkImage.h"
 #include "itkImageFileWriter.h"
+#include "itksys/SystemTools.hxx"
 
 #include <cstdint>
 #include <cstdio>
@@ -104,8 +105,7 @@ WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const 
     writer->SetInput(cast->GetOutput());
   }
   // A compressed NIfTI file: ITK writes it uncompressed beside, and the tool's own writer deflates it on every thread.
-  const std::string gz = ".nii.gz";
-  const bool ownGzip = fileName.size() > gz.size() && fileName.compare(fileName.size() - gz.size(), gz.size(), gz) == 0;
+  const bool        ownGzip = itksys::SystemTools::StringEndsWith(fileName, ".nii.gz");
   const std::string written = ownGzip ? fileName.substr(0, fileName.size() - 3) : fileName;
   writer->SetFileName(written);
   writer->SetUseCompression(!ownGzip);

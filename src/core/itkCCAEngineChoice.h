@@ -43,6 +43,14 @@ using Backend = CudaConnectedComponentAnalysisEnums::Backend;
  * CPU engine works as one block on one thread, so the crossover does not depend on the host's core count. */
 constexpr std::uint64_t AutomaticCudaFromPixels = 24576; // 3 * 2^13
 
+/** `backend` for a host image of `numberOfPixels` pixels, the automatic backend's choice by size made: the CPU engine
+ * below AutomaticCudaFromPixels, else as asked (Automatic then takes the GPU where one is usable). */
+constexpr Backend
+BackendForHostImage(Backend backend, std::uint64_t numberOfPixels)
+{
+  return backend == Backend::Automatic && numberOfPixels < AutomaticCudaFromPixels ? Backend::CPU : backend;
+}
+
 /** The engine one facade holds, with what it was made for (backend, device, threads, work units): kept while
  * those stay, else given to the process's cache of engines and the right one taken from it or made. Given back to
  * the cache on destruction. */
@@ -62,8 +70,9 @@ struct EngineChoice
   Engine &
   AcquireAutomatic(int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits);
 
-  /** Makes the CUDA engine of `deviceId` (for Backend::CUDA, or Automatic where a device is usable) and keeps it
-   * in the cache for the next facade; errors are left to the analysis to report. Returns whether it is ready. */
+  /** Makes the CUDA engine of `deviceId` (for Backend::CUDA, or Automatic where a device is usable; nothing for CPU)
+   * and keeps it in the cache for the next facade; errors are left to the analysis to report. Returns whether it is
+   * ready. */
   static bool
   StartCudaEngine(Backend backend, int deviceId);
 

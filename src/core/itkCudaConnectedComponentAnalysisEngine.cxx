@@ -356,11 +356,9 @@ CudaConnectedComponentAnalysisEngine::Analyze(const Request & r, Backend backend
       throw cca::Error(
         "the image is in GPU memory: the CPU backend cannot read it (use the CUDA or automatic backend)");
     }
-    Backend chosen = request.inputOnDevice ? Backend::CUDA : backend;
-    if (chosen == Backend::Automatic && request.NumberOfPixels() < cca::AutomaticCudaFromPixels)
-    {
-      chosen = Backend::CPU; // a choice by size, not a fallback: nothing to say
-    }
+    // A choice by size is not a fallback: nothing to say.
+    const Backend chosen =
+      request.inputOnDevice ? Backend::CUDA : cca::BackendForHostImage(backend, request.NumberOfPixels());
     cca::Engine * engine = chosen == Backend::Automatic
                              ? &in.AcquireAutomatic(deviceId, numberOfThreads, numberOfWorkUnits)
                              : &in.Acquire(chosen, deviceId, numberOfThreads, numberOfWorkUnits);
@@ -440,11 +438,8 @@ CudaConnectedComponentAnalysisEngine::ComputeContacts(const cca::ContactRequest 
       throw cca::Error(
         "the labels are in GPU memory: the CPU backend cannot read them (use the CUDA or automatic backend)");
     }
-    Backend chosen = request.labelsOnDevice ? Backend::CUDA : backend;
-    if (chosen == Backend::Automatic && request.NumberOfPixels() < cca::AutomaticCudaFromPixels)
-    {
-      chosen = Backend::CPU;
-    }
+    const Backend chosen =
+      request.labelsOnDevice ? Backend::CUDA : cca::BackendForHostImage(backend, request.NumberOfPixels());
     cca::Engine *     engine = chosen == Backend::Automatic ? &in.AcquireAutomatic(deviceId, numberOfThreads, 0)
                                                             : &in.Acquire(chosen, deviceId, numberOfThreads, 0);
     cca::ContactTable table;
@@ -608,11 +603,7 @@ CudaConnectedComponentAnalysisEngine::CanMeasureMoments(const std::array<std::ui
 bool
 CudaConnectedComponentAnalysisEngine::StartEngine(Backend backend, int deviceId, std::uint64_t numberOfPixels)
 {
-  if (backend == Backend::Automatic && numberOfPixels < cca::AutomaticCudaFromPixels)
-  {
-    return false; // the CPU engine's image
-  }
-  return cca::EngineChoice::StartCudaEngine(backend, deviceId);
+  return cca::EngineChoice::StartCudaEngine(cca::BackendForHostImage(backend, numberOfPixels), deviceId);
 }
 
 bool
