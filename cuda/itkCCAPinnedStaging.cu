@@ -172,45 +172,40 @@ PinnedStaging::ToDevice(void * device, const void * host, std::size_t bytes, cud
 void
 PinnedStaging::ToHost(void * host, const void * device, std::size_t bytes, cudaStream_t stream)
 {
-  if (bytes != 0 && IsSmall(bytes))
-  {
-    ToHostPieces({ { host, bytes } }, device, stream);
-    return;
-  }
-  ForEachLane(bytes, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
-    const std::size_t chunks = (end - begin + ChunkBytes - 1) / ChunkBytes;
-    auto              enqueue = [&](std::size_t i) {
-      const int         slot = static_cast<int>(i % 2);
-      const std::size_t offset = begin + i * ChunkBytes;
-      CCA_CUDA_CHECK(cudaMemcpyAsync(lane.host[slot],
-                                     static_cast<const char *>(device) + offset,
-                                     std::min(ChunkBytes, end - offset),
-                                     cudaMemcpyDeviceToHost,
-                                     lane.stream));
-      CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], lane.stream));
-    };
-    enqueue(0);
-    for (std::size_t i = 0; i < chunks; ++i)
-    {
-      if (i + 1 < chunks)
-      {
-        enqueue(i + 1);
-      }
-      const int         slot = static_cast<int>(i % 2);
-      const std::size_t offset = begin + i * ChunkBytes;
-      CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot]));
-      std::memcpy(static_cast<char *>(host) + offset, lane.host[slot], std::min(ChunkBytes, end - offset));
-    }
-  });
+  ToHostPieces({ { host, bytes } }, device, stream);
 }
+
+namespace
+{
+
+/** Copies `n` bytes from `from` to bytes [offset, offset + n) of the pieces laid end to end; ends[i] is where piece
+ * i ends. */
+void
+CopyIntoPieces(const std::vector<PinnedStaging::HostPiece> & pieces, const std::vector<std::size_t> & ends,
+               std::size_t offset, const char * from, std::size_t n)
+{
+  for (auto i = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), offset) - ends.begin()); n > 0; ++i)
+  {
+    const std::size_t m = std::min(n, ends[i] - offset);
+    std::memcpy(static_cast<char *>(pieces[i].host) + (offset - (ends[i] - pieces[i].bytes)), from, m);
+    from += m;
+    offset += m;
+    n -= m;
+  }
+}
+
+} // namespace
 
 void
 PinnedStaging::ToHostPieces(const std::vector<HostPiece> & pieces, const void * device, cudaStream_t stream)
 {
+  std::vector<std::size_t> ends;
+  ends.reserve(pieces.size());
   std::size_t total = 0;
   for (const HostPiece & piece : pieces)
   {
     total += piece.bytes;
+    ends.push_back(total);
   }
   if (total == 0)
   {
@@ -218,11 +213,33 @@ PinnedStaging::ToHostPieces(const std::vector<HostPiece> & pieces, const void * 
   }
   if (!IsSmall(total))
   {
-    for (const HostPiece & piece : pieces)
-    {
-      ToHost(piece.host, device, piece.bytes, stream);
-      device = static_cast<const char *>(device) + piece.bytes;
-    }
+    // One pass of the lanes over all the pieces: a table's columns come down as one transfer, each lane's chunks
+    // pipelined across the columns' borders, with one wait for the lanes in all.
+    ForEachLane(total, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
+      const std::size_t chunks = (end - begin + ChunkBytes - 1) / ChunkBytes;
+      auto              enqueue = [&](std::size_t i) {
+        const int         slot = static_cast<int>(i % 2);
+        const std::size_t offset = begin + i * ChunkBytes;
+        CCA_CUDA_CHECK(cudaMemcpyAsync(lane.host[slot],
+                                       static_cast<const char *>(device) + offset,
+                                       std::min(ChunkBytes, end - offset),
+                                       cudaMemcpyDeviceToHost,
+                                       lane.stream));
+        CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], lane.stream));
+      };
+      enqueue(0);
+      for (std::size_t i = 0; i < chunks; ++i)
+      {
+        if (i + 1 < chunks)
+        {
+          enqueue(i + 1);
+        }
+        const int         slot = static_cast<int>(i % 2);
+        const std::size_t offset = begin + i * ChunkBytes;
+        CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot]));
+        CopyIntoPieces(pieces, ends, offset, static_cast<const char *>(lane.host[slot]), std::min(ChunkBytes, end - offset));
+      }
+    });
     return;
   }
   // In `stream`'s order after any upload from this buffer (ToDevice() makes `stream` wait for its lanes). In
@@ -241,23 +258,11 @@ PinnedStaging::ToHostPieces(const std::vector<HostPiece> & pieces, const void * 
                                    stream));
     CCA_CUDA_CHECK(cudaEventRecord(i + 1 == parts ? lane.chunkDone[0] : m_PartDone[i], stream));
   }
-  std::size_t piece = 0, pieceOffset = 0; // where the next byte goes
   for (std::size_t i = 0; i < parts; ++i)
   {
     CCA_CUDA_CHECK(cudaEventSynchronize(i + 1 == parts ? lane.chunkDone[0] : m_PartDone[i]));
-    // Bytes [i * part, end) of the pieces laid end to end.
-    for (std::size_t offset = i * part, end = std::min(total, offset + part); offset < end;)
-    {
-      const std::size_t n = std::min(end - offset, pieces[piece].bytes - pieceOffset);
-      std::memcpy(static_cast<char *>(pieces[piece].host) + pieceOffset, staged + offset, n);
-      offset += n;
-      pieceOffset += n;
-      if (pieceOffset == pieces[piece].bytes)
-      {
-        ++piece;
-        pieceOffset = 0;
-      }
-    }
+    const std::size_t offset = i * part;
+    CopyIntoPieces(pieces, ends, offset, staged + offset, std::min(part, total - offset));
   }
 }
 

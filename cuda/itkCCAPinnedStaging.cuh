@@ -68,8 +68,8 @@ public:
   ToHost(void * host, const void * device, std::size_t bytes, cudaStream_t stream);
 
   /** ToHost() of consecutive pieces of device memory (from `device` on, each `bytes` long) to separate host
-   * buffers: where they fit one chunk (a small table's columns), one pass over the whole range for all of
-   * them (up to MaxParts DMAs, one wait each), else one ToHost() each. */
+   * buffers, as one transfer: where they fit one chunk (a small table's columns), one pass of up to MaxParts DMAs on
+   * `stream`, else one pass of the lanes over the whole range, a chunk going to as many pieces as it spans. */
   struct HostPiece
   {
     void *      host;

@@ -25,4 +25,26 @@ def cuda_available():
     return n > 0, reason
 
 
-__all__ = ["label", "label_batch", "contacts", "region_graph", "Table", "EngineError", "cuda_available", "last_backend", "BASIC", "SHAPE", "ALL", "ON_REQUEST"]
+def set_host_cache_limit(nbytes):
+    """Sets how much host memory, in bytes, the package keeps for reuse once the large numpy outputs that used it
+    (label images and table columns of 1 MiB or more) are gone; returns the limit before. A fresh array's pages are
+    faulted in and zeroed by the system at its first touch, which for large outputs costs more than filling them:
+    calls in a loop reuse the memory instead, as CuPy's memory pools do. The default is a sixteenth of the memory,
+    at most 4 GiB; 0 keeps nothing."""
+    if int(nbytes) < 0:
+        raise ValueError("set_host_cache_limit: the limit must be >= 0")
+    return _core.set_host_cache_limit(int(nbytes))
+
+
+def free_host_cache():
+    """Returns the host memory kept for reuse (set_host_cache_limit) to the system; outputs in use keep theirs."""
+    _core.free_host_cache()
+
+
+def host_cache_info():
+    """The host memory cache (set_host_cache_limit): a dict of cached_bytes (kept, unused), used_bytes (in outputs
+    alive now) and limit."""
+    return dict(_core.host_cache_info())
+
+
+__all__ = ["label", "label_batch", "contacts", "region_graph", "Table", "EngineError", "cuda_available", "last_backend", "set_host_cache_limit", "free_host_cache", "host_cache_info", "BASIC", "SHAPE", "ALL", "ON_REQUEST"]

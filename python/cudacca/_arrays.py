@@ -7,7 +7,11 @@ array's own device, and said so in the docs (docs/python.md).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
+
+from . import _core
 
 #: cudaStreamLegacy: CuPy and PyTorch report the legacy default stream as 0, which the engine reads as "none".
 _LEGACY_STREAM = 1
@@ -38,7 +42,7 @@ class Input:
         dtype = np.dtype(dtype)
         shape = self.shape if shape is None else tuple(shape)
         if self.library == "numpy":
-            return np.empty(shape, dtype=dtype)
+            return host_empty(shape, dtype)
         if self.library == "cupy":
             import cupy
 
@@ -68,7 +72,7 @@ class Input:
             dtype = np.int64
         if self.library == "torch" or self.library == "cupy":
             return self.empty(dtype, shape)
-        return np.empty(shape, dtype=dtype)
+        return host_empty(shape, dtype)
 
     def from_host(self, array):
         """A host array moved where the image is."""
@@ -108,10 +112,26 @@ class Input:
                 return torch.arange(1, count + 1, dtype=torch.int64, device=device)
             k = torch.arange(count, dtype=torch.int64, device=device)
             return k + (k >= skip_value).to(torch.int64)
-        if skip_value == 0:
-            return np.arange(1, count + 1, dtype=np.uint64)
-        k = np.arange(count, dtype=np.uint64)
-        return k + (k >= np.uint64(skip_value)).astype(np.uint64)
+        column = host_empty((count,), np.uint64)
+        _core.write_label_column(column, int(skip_value))
+        return column
+
+
+#: Host outputs from this size on come from the package's memory cache (_core.host_empty): below it, malloc reuses
+#: freed memory itself, and a fresh block's page faults cost little.
+_CACHED_OUTPUT_BYTES = 1 << 20
+
+
+def host_empty(shape, dtype):
+    """An uninitialized numpy array; a large one in memory reused from earlier outputs (set_host_cache_limit)."""
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in shape)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes >= _CACHED_OUTPUT_BYTES:
+        block = _core.host_empty(nbytes)
+        if block is not None:
+            return block.view(dtype).reshape(shape)
+    return np.empty(shape, dtype=dtype)
 
 
 def _library_of(obj):

@@ -6,7 +6,7 @@ import functools
 
 import numpy as np
 
-from . import _core
+from . import _arrays, _core
 
 #: The attributes the engines measure, defined once in C++ (itkCudaConnectedComponentAnalysisAttributes.h), in column
 #: order: (name, group, layout, integer, needs shape sums, needs perimeter, needs intensity, description).
@@ -144,7 +144,7 @@ def write_basic(analysis, inp, names, count, start, spacing, origin, direction, 
             components = 2 * ndim if name == "bbox" else ndim if name == "centroid" else 1
             dtype = _BASIC_DTYPE.get(name, np.uint64)
             shape = (components, count)
-            arrays[name] = np.empty(shape, dtype) if on_host else inp.empty_table(shape, dtype)
+            arrays[name] = _arrays.host_empty(shape, dtype) if on_host else inp.empty_table(shape, dtype)
     if arrays and count > 0:
         analysis.write_basic_columns(arrays, list(start), list(spacing), list(origin),
                                      [float(v) for row in direction for v in row], batch_stride)
@@ -183,7 +183,7 @@ def build(analysis, inp, names, count, skip_value, start, spacing, origin, direc
         if name == "label" or name in basic:
             continue
         components, is_float = _core.column_info(name, ndim)[:2]
-        shape[name] = np.empty((components, count), dtype=np.float64 if is_float else _INTEGER_DTYPE[name])
+        shape[name] = _arrays.host_empty((components, count), np.float64 if is_float else _INTEGER_DTYPE[name])
     if shape and count > 0:
         feret = "feret_diameter" in names
         obb = "oriented_bounding_box_size" in names or "oriented_bounding_box_origin" in names

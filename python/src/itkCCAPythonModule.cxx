@@ -23,6 +23,8 @@
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 #include "itkCudaConnectedComponentAnalysisAttributes.h"
 
+#include "itkCCAParallelFor.h"
+#include "itkCCAPythonHostCache.h"
 #include "itkCCAPythonTable.h"
 #include "itkCCAPairsAcross.h"
 
@@ -36,6 +38,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 namespace nb = nanobind;
 using Engine = itk::CudaConnectedComponentAnalysisEngine;
@@ -692,4 +695,50 @@ NB_MODULE(_core, m)
     return nb::make_tuple(n, reason);
   });
   m.def("release_cached_engines", &Engine::ReleaseCachedEngines);
+  // Large host outputs in reused memory (itkCCAPythonHostCache.h): a 1-D uint8 numpy array of `bytes` whose block
+  // goes back to the cache when the array dies; None where the system has no memory to give.
+  m.def(
+    "host_empty",
+    [](std::size_t bytes) -> nb::object {
+      using itk::cca::python::HostBlockCache;
+      void * block = HostBlockCache::Instance().Acquire(bytes);
+      if (block == nullptr)
+      {
+        return nb::none();
+      }
+      nb::capsule owner(block, [](void * p) noexcept { HostBlockCache::Instance().Release(p); });
+      return nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<1>>(block, { bytes }, owner).cast();
+    },
+    nb::arg("bytes"));
+  m.def("host_cache_info", []() {
+    const auto info = itk::cca::python::HostBlockCache::Instance().GetInfo();
+    nb::dict   d;
+    d["cached_bytes"] = info.cachedBytes;
+    d["used_bytes"] = info.usedBytes;
+    d["limit"] = info.limit;
+    return d;
+  });
+  m.def(
+    "set_host_cache_limit",
+    [](std::size_t bytes) { return itk::cca::python::HostBlockCache::Instance().SetLimit(bytes); },
+    nb::arg("bytes"));
+  m.def("free_host_cache", []() { itk::cca::python::HostBlockCache::Instance().FreeAll(); });
+  // The table's label column on the host: the labels 0 .. n-1, plus one from skip_value on (ITK's rule; 1 .. n for
+  // skip_value 0), written on several threads (a large table's column is mostly first-touched pages).
+  m.def(
+    "write_label_column",
+    [](nb::ndarray<std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> out, std::uint64_t skipValue) {
+      std::uint64_t * data = out.data();
+      const std::uint64_t n = out.shape(0);
+      nb::gil_scoped_release release;
+      itk::cca::ParallelForRange(std::max(1u, std::thread::hardware_concurrency()), n, std::uint64_t{ 1 } << 18,
+                                 [&](std::uint64_t begin, std::uint64_t end) {
+                                   for (std::uint64_t k = begin; k < end; ++k)
+                                   {
+                                     data[k] = k + (k >= skipValue ? 1 : 0);
+                                   }
+                                 });
+    },
+    nb::arg("out"),
+    nb::arg("skip_value"));
 }
