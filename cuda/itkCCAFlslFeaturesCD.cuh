@@ -18,7 +18,9 @@
 // FLSL+CD (the default): per-component features voted with conflict detection (Lemaitre et al.
 // 2021, Alg. 3). Each run votes its closed-form contribution; lanes of a warp voting for the same
 // component are grouped with __match_any_sync and reduced with shuffles, so one atomic per component
-// per warp reaches memory instead of one per run. The perimeter intercepts are voted the same way.
+// per warp reaches memory instead of one per run; one component per thread block (the first its warps meet: on a
+// percolating foreground, the one that covers the image) is gathered in shared memory and reaches global memory
+// once per block. The perimeter intercepts are voted the same way.
 #ifndef itkCCAFlslFeaturesCD_cuh
 #define itkCCAFlslFeaturesCD_cuh
 
@@ -40,7 +42,10 @@ LabelRunsAndVoteFeaturesPass(std::uint32_t * parentToLabel, const std::uint32_t 
                              const std::uint32_t * runBegin, const std::uint32_t * runEnd, const std::uint32_t * runRow,
                              std::uint32_t numRuns, const DeviceGeometry & g, const DeviceFeatures & features)
 {
-  constexpr int  NumSums = WithShape ? SumIntercepts0 : SumProducts0;
+  constexpr int                                 NumSums = WithShape ? SumIntercepts0 : SumProducts0;
+  __shared__ BlockHotComponent<NumSums> hot;
+  hot.Reset();
+  __syncthreads();
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t warpBase = GlobalWarpId() * 32u; warpBase < numRuns; warpBase += WarpCount() * 32u)
   {
@@ -55,11 +60,13 @@ LabelRunsAndVoteFeaturesPass(std::uint32_t * parentToLabel, const std::uint32_t 
       c = MakeRunContribution<WithShape>(runBegin[run], runEnd[run], runRow[run], g);
     }
     const std::uint32_t peers = __match_any_sync(FullWarp, label);
-    if (ReducePeers(peers, c) && valid)
+    if (ReducePeers(peers, c) && valid && !hot.Take(label, c))
     {
       AccumulateAtomically(features, label, c);
     }
   }
+  __syncthreads();
+  hot.Flush(features);
 }
 
 
@@ -73,6 +80,9 @@ CountPerimeterInterceptsPass(const std::uint32_t * runLabel, const std::uint32_t
                              const std::uint32_t * runBegin, const std::uint32_t * runEnd, const std::uint32_t * runRow,
                              std::uint32_t numRuns, const DeviceGeometry & g, const DeviceFeatures & features)
 {
+  __shared__ BlockHotComponent<7, SumIntercepts0, false> hot;
+  hot.Reset();
+  __syncthreads();
   const unsigned lane = threadIdx.x & 31u;
   for (std::uint64_t warpBase = GlobalWarpId() * 32u; warpBase < numRuns; warpBase += WarpCount() * 32u)
   {
@@ -138,7 +148,7 @@ CountPerimeterInterceptsPass(const std::uint32_t * runLabel, const std::uint32_t
       }
     }
     const std::uint32_t peers = __match_any_sync(FullWarp, label);
-    if (ReducePeers(peers, c) && valid)
+    if (ReducePeers(peers, c) && valid && !hot.Take(label, c))
     {
 #pragma unroll
       for (int i = 0; i < 7; ++i)
@@ -150,6 +160,8 @@ CountPerimeterInterceptsPass(const std::uint32_t * runLabel, const std::uint32_t
       }
     }
   }
+  __syncthreads();
+  hot.Flush(features);
 }
 
 

@@ -219,6 +219,100 @@ AccumulateAtomically(const DeviceFeatures & features, std::uint32_t label, const
   }
 }
 
+/** One component's contributions gathered by a thread block in shared memory: the first component a group leader of
+ * the block meets is taken, its later contributions from the block's warps stay on the multiprocessor, and Flush()
+ * adds them to global memory once. Without it, a component that covers most of the image (a percolating
+ * foreground) gets one atomic per sum from every warp's every group of runs, all serialized at a single L2 address:
+ * most of the feature pass's time on such images. Sums, minima and maxima of integers are independent of their
+ * order, so the result is the same bits. `FirstSum`: where the sums start among the Sum* blocks; `WithBox`: the
+ * bounding box too. Every thread of the block calls Reset() (then __syncthreads()) and, after a __syncthreads(),
+ * Flush(). */
+template <int NumSums, int FirstSum = 0, bool WithBox = true>
+struct BlockHotComponent
+{
+  static constexpr std::uint32_t NoLabel = 0xffffffffu;
+
+  std::uint32_t      label;
+  unsigned long long sum[NumSums];
+  std::uint32_t      boundingBoxMin[3];
+  std::uint32_t      boundingBoxMax[3];
+
+  __device__ __forceinline__ void
+  Reset()
+  {
+    for (unsigned i = threadIdx.x; i < NumSums; i += blockDim.x)
+    {
+      sum[i] = 0;
+    }
+    if (threadIdx.x < 3)
+    {
+      boundingBoxMin[threadIdx.x] = 0xffffffffu;
+      boundingBoxMax[threadIdx.x] = 0u;
+    }
+    if (threadIdx.x == 0)
+    {
+      label = NoLabel;
+    }
+  }
+
+  /** Adds `c` here where `l` is the block's component (taking `l` as it where the block has none yet): false
+   * where it is another one, whose contribution then goes to global memory as before. */
+  template <typename TContribution>
+  __device__ __forceinline__ bool
+  Take(std::uint32_t l, const TContribution & c)
+  {
+    std::uint32_t current = *static_cast<volatile std::uint32_t *>(&label);
+    if (current == NoLabel)
+    {
+      current = atomicCAS(&label, NoLabel, l);
+      current = current == NoLabel ? l : current;
+    }
+    if (current != l)
+    {
+      return false;
+    }
+#pragma unroll
+    for (int i = 0; i < NumSums; ++i)
+    {
+      if (c.sum[i] != 0)
+      {
+        atomicAdd(&sum[i], c.sum[i]);
+      }
+    }
+    if constexpr (WithBox)
+    {
+#pragma unroll
+      for (int d = 0; d < 3; ++d)
+      {
+        atomicMin(&boundingBoxMin[d], c.boundingBoxMin[d]);
+        atomicMax(&boundingBoxMax[d], c.boundingBoxMax[d]);
+      }
+    }
+    return true;
+  }
+
+  __device__ __forceinline__ void
+  Flush(const DeviceFeatures & features) const
+  {
+    if (label == NoLabel)
+    {
+      return;
+    }
+    for (unsigned i = threadIdx.x; i < NumSums; i += blockDim.x)
+    {
+      if (sum[i] != 0)
+      {
+        atomicAdd(features.Sum(FirstSum + static_cast<int>(i), label), sum[i]);
+      }
+    }
+    if (WithBox && threadIdx.x < 3)
+    {
+      atomicMin(features.boundingBoxMin[threadIdx.x] + label, boundingBoxMin[threadIdx.x]);
+      atomicMax(features.boundingBoxMax[threadIdx.x] + label, boundingBoxMax[threadIdx.x]);
+    }
+  }
+};
+
 /** Component i's row of the basic columns (row newIndex[i], none where that is ~0; row i without a table) from
  * accumulators laid out in blocks of `stride` counters (sums in the Sum* order, boxes min then max): the GPU's
  * column kernel and the small-image path's host copy of the sums read them the same way. */

@@ -99,3 +99,17 @@ def test_only_large_outputs_use_the_cache():
     labels = cudacca.label(np.ones((512, 1024), np.uint8))  # 2 MiB of labels
     assert cudacca.host_cache_info()["used_bytes"] == used + labels.nbytes
     np.testing.assert_array_equal(labels, 1)
+
+
+@pytest.mark.parametrize("shape", [(1100, 1000), (97, 101, 103)])
+def test_large_tables_equal_the_cpu_engines(shape):
+    """Columns of several MB: the CUDA engine's come down as one staged transfer whose chunks span the columns'
+    borders (each lane a slice of the whole), the CPU engine's are written in place: the same values."""
+    image = random_image(shape, 0.2, 1, seed=6)
+    expected = cudacca.label(image, return_table=True, backend="cpu", properties="all")
+    assert len(expected[1]["label"]) * 8 * 8 > 4 << 20  # past one staging chunk of 2 MB
+    for backend in BACKENDS:
+        for _ in range(2):  # fresh memory, then the first call's blocks
+            result = cudacca.label(image, return_table=True, backend=backend, properties="all")
+            _assert_same(result, expected)
+            del result
