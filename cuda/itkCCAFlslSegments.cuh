@@ -145,35 +145,103 @@ CountRunStartsPass(const std::uint32_t * bits, std::uint32_t * startCounts, cons
 }
 
 
+/** The position of the r-th (0-based) set bit of `mask`, which has more than r set bits. */
+__device__ __forceinline__ unsigned
+NthSetBit(std::uint32_t mask, unsigned r)
+{
+  unsigned position = 0;
+  for (unsigned width = 16; width > 0; width >>= 1)
+  {
+    const unsigned low = __popc(mask & ((1u << width) - 1u));
+    if (r >= low)
+    {
+      r -= low;
+      mask >>= width;
+      position += width;
+    }
+  }
+  return position;
+}
+
+/** The set bits of the warp's 32 masks (lane l's mask: its word's bits) in lane order, then bit order, numbered
+ * 0, 1, ... and handed out so that lane t gets numbers t, t + 32, ...: emit(number, x, row) with the pixel's x
+ * (the owning lane's `x0` plus the bit) and the owning lane's `row`. Consecutive numbers go to consecutive lanes,
+ * so stores indexed by them are coalesced. Called by the whole warp. */
+template <typename TEmit>
+__device__ __forceinline__ void
+ForEachBitOfWarp(std::uint32_t mask, std::uint32_t x0, std::uint32_t row, const TEmit & emit)
+{
+  const unsigned lane = threadIdx.x & 31u;
+  unsigned       inclusive = __popc(mask); // the bits of lanes 0 .. lane
+  for (unsigned offset = 1; offset < 32; offset <<= 1)
+  {
+    const unsigned below = __shfl_up_sync(FullWarp, inclusive, offset);
+    inclusive += lane >= offset ? below : 0u;
+  }
+  const unsigned total = __shfl_sync(FullWarp, inclusive, 31);
+  for (unsigned first = 0; first < total; first += 32)
+  {
+    const unsigned number = first + lane;
+    unsigned       owner = 0; // the first lane whose inclusive count exceeds `number`
+    for (unsigned step = 16; step > 0; step >>= 1)
+    {
+      if (__shfl_sync(FullWarp, inclusive, owner + step - 1) <= number)
+      {
+        owner += step;
+      }
+    }
+    const unsigned      before = __shfl_sync(FullWarp, inclusive - __popc(mask), owner);
+    const std::uint32_t ownerMask = __shfl_sync(FullWarp, mask, owner);
+    const std::uint32_t ownerX0 = __shfl_sync(FullWarp, x0, owner);
+    const std::uint32_t ownerRow = __shfl_sync(FullWarp, row, owner);
+    if (number < total)
+    {
+      emit(number, ownerX0 + NthSetBit(ownerMask, number - before), ownerRow);
+    }
+  }
+}
+
 /** Compress-stores every run: [runBegin, runEnd) in x, its row, and a union-find parent set to itself.
  * A word's first start gets id firstRun[word]; a word's first end belongs to the run still open at
- * the word's start if there is one (pixels just before and at the word's start both foreground). */
+ * the word's start if there is one (pixels just before and at the word's start both foreground). A warp takes 32
+ * consecutive words, whose runs have consecutive ids, and stores them in id order across its lanes (coalesced),
+ * where a thread per word storing its own runs one after another wrote scattered words. */
 __device__ __forceinline__ void
 EmitRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * runBegin,
              std::uint32_t * runEnd, std::uint32_t * runRow, std::uint32_t * parent, const DeviceGeometry & g,
              const std::uint32_t * breaks = nullptr)
 {
-  for (std::uint64_t word = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x; word < g.numWords;
-       word += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+  const unsigned lane = threadIdx.x & 31u;
+  for (std::uint64_t base = GlobalWarpId() * 32u; base < g.numWords; base += WarpCount() * 32u)
   {
-    const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
-    const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
-    const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow, breaks);
-    const std::uint32_t x0 = wordInRow * 32u;
-
-    std::uint32_t run = firstRun[word];
-    for (std::uint32_t starts = w.Starts(); starts != 0; starts &= starts - 1u, ++run)
+    const std::uint64_t word = base + lane;
+    std::uint32_t       starts = 0, ends = 0, row = 0, x0 = 0, open = 0;
+    if (word < g.numWords)
     {
-      runBegin[run] = x0 + __ffs(starts) - 1u;
-      runRow[run] = row;
+      row = static_cast<std::uint32_t>(word / g.wordsPerRow);
+      const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
+      const RowWord       w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow, breaks);
+      starts = w.Starts();
+      ends = w.Ends();
+      x0 = wordInRow * 32u;
+      // (unless a run of another value starts right at the word's start)
+      open = w.prevBit & w.bits & ~w.breaks & 1u;
+    }
+    if (__ballot_sync(FullWarp, (starts | ends) != 0) == 0)
+    {
+      continue; // no run in the warp's words (warp-uniform)
+    }
+    const std::uint32_t firstStart = firstRun[base];
+    const std::uint32_t firstEnd = firstStart - __shfl_sync(FullWarp, open, 0);
+    ForEachBitOfWarp(starts, x0, row, [&](std::uint32_t number, std::uint32_t x, std::uint32_t r) {
+      const std::uint32_t run = firstStart + number;
+      runBegin[run] = x;
+      runRow[run] = r;
       parent[run] = run;
-    }
-    // (unless a run of another value starts right at the word's start)
-    run = firstRun[word] - (w.prevBit & w.bits & ~w.breaks & 1u);
-    for (std::uint32_t ends = w.Ends(); ends != 0; ends &= ends - 1u, ++run)
-    {
-      runEnd[run] = x0 + __ffs(ends); // one past the last pixel
-    }
+    });
+    ForEachBitOfWarp(ends, x0, row, [&](std::uint32_t number, std::uint32_t x, std::uint32_t) {
+      runEnd[firstEnd + number] = x + 1u; // one past the last pixel
+    });
   }
 }
 

@@ -15,9 +15,9 @@
  *  limitations under the License.
  *
  *=========================================================================*/
-// Writes the label image directly in the output pixel type: one warp per 32 pixels, each lane finds
-// its run from the word's start bits (same rank arithmetic as the merge) and reads the run's label,
-// renumbered through the post-processing's table where there is one.
+// Writes the label image directly in the output pixel type: a warp per 32 words, each lane finding its pixel's
+// run from the word's start bits (same rank arithmetic as the merge) and reading the run's label, renumbered
+// through the post-processing's table where there is one.
 #ifndef itkCCALabelWriter_cuh
 #define itkCCALabelWriter_cuh
 
@@ -41,28 +41,52 @@ WriteLabelsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, cons
                 const long long * classOfIndex = nullptr)
 {
   const unsigned lane = threadIdx.x & 31u;
-  for (std::uint64_t word = GlobalWarpId(); word < g.numWords; word += WarpCount())
+  // A warp takes `span` consecutive words (up to 32; fewer where the image has too few words to keep every warp
+  // busy): lane j loads word j's bits, run starts and first run (coalesced loads), then the warp writes the words
+  // one after another, each lane one pixel, with those values shuffled across. One load per word per warp where
+  // each lane of a warp per word loaded them all itself, and the words' label gathers, independent of one
+  // another, overlap.
+  const std::uint64_t warps = WarpCount();
+  const std::uint64_t span = std::uint64_t{ 32 } < (g.numWords + warps - 1) / warps ? 32u : (g.numWords + warps - 1) / warps;
+  for (std::uint64_t first = GlobalWarpId() * span; first < g.numWords; first += warps * span)
   {
-    const std::uint32_t row = static_cast<std::uint32_t>(word / g.wordsPerRow);
-    const std::uint32_t wordInRow = static_cast<std::uint32_t>(word - static_cast<std::uint64_t>(row) * g.wordsPerRow);
-    const std::uint32_t x = wordInRow * 32u + lane;
-    if (x >= g.width)
+    const std::uint64_t mine = first + lane;
+    std::uint32_t       mineBits = 0, mineStarts = 0, mineFirstRun = 0, mineRow = 0, mineWordInRow = 0;
+    if (lane < span && mine < g.numWords)
     {
-      continue;
+      mineRow = static_cast<std::uint32_t>(mine / g.wordsPerRow);
+      mineWordInRow = static_cast<std::uint32_t>(mine - static_cast<std::uint64_t>(mineRow) * g.wordsPerRow);
+      const RowWord w = LoadRowWord(bits, static_cast<std::uint32_t>(mine), mineWordInRow, g.wordsPerRow, breaks);
+      mineBits = w.bits;
+      mineStarts = w.Starts();
+      mineFirstRun = mineBits != 0 ? firstRun[mine] : 0u;
     }
-    const RowWord w = LoadRowWord(bits, static_cast<std::uint32_t>(word), wordInRow, g.wordsPerRow, breaks);
-    TOutput       value = background;
-    if ((w.bits >> lane) & 1u)
+    const unsigned count = static_cast<unsigned>(g.numWords - first < span ? g.numWords - first : span); // warp-uniform
+#pragma unroll 4
+    for (unsigned i = 0; i < count; ++i)
     {
-      unsigned long long k = runLabel[RunOfPixel(firstRun[word], w.Starts(), lane)];
-      // After post-processing, the component's new index, or ~0 where it was removed (background).
-      k = newIndex ? newIndex[k] : k;
-      // ITK's consecutive numbering steps over the background value.
-      value = k == ~0ull       ? background
-              : classOfIndex ? static_cast<TOutput>(classOfIndex[k])
-                             : static_cast<TOutput>(k >= skipValue ? k + 1u : k);
+      const std::uint32_t wordBits = __shfl_sync(FullWarp, mineBits, i);
+      const std::uint32_t starts = __shfl_sync(FullWarp, mineStarts, i);
+      const std::uint32_t wordFirstRun = __shfl_sync(FullWarp, mineFirstRun, i);
+      const std::uint32_t row = __shfl_sync(FullWarp, mineRow, i);
+      const std::uint32_t x = __shfl_sync(FullWarp, mineWordInRow, i) * 32u + lane;
+      if (x >= g.width)
+      {
+        continue;
+      }
+      TOutput value = background;
+      if ((wordBits >> lane) & 1u)
+      {
+        unsigned long long k = runLabel[RunOfPixel(wordFirstRun, starts, lane)];
+        // After post-processing, the component's new index, or ~0 where it was removed (background).
+        k = newIndex ? newIndex[k] : k;
+        // ITK's consecutive numbering steps over the background value.
+        value = k == ~0ull       ? background
+                : classOfIndex ? static_cast<TOutput>(classOfIndex[k])
+                               : static_cast<TOutput>(k >= skipValue ? k + 1u : k);
+      }
+      output[static_cast<std::uint64_t>(row) * g.width + x] = value;
     }
-    output[static_cast<std::uint64_t>(row) * g.width + x] = value;
   }
 }
 
