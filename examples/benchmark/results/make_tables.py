@@ -174,7 +174,7 @@ def latency_cpp():
 
 
 def latency_python():
-    name = "h100-2026-11-25c-latency-python-mapped-io.json"
+    name = "h200-2026-11-28a-latency-python-0b108e0.json"
     lat = load(name)["latency"]
     images = [k for k in lat if not k.startswith("batch")]
     rows_ = ["cudacca numpy, auto", "cudacca numpy, cpu", "cudacca numpy, cuda", "cudacca cupy",
@@ -212,6 +212,65 @@ def python_package():
         ["image", "objects", "cudacca, CuPy in/out", "device-memory bound", "cudacca, numpy in/out", "PCIe bound",
          "cupyx label + cuCIM regionprops_table", "cc3d label + statistics", "scikit-image label + regionprops_table"],
         rows))
+
+
+PYTHON_H200 = ("h200-2026-11-28a-python-benchmark-eec36d0.json", "h200-2026-11-28a-python-benchmark-0b108e0.json")
+
+
+def bounds_with_table(bench, im):
+    """(PCIe, device-memory) bounds in s of one image with the table's bytes counted (label, area, bbox, centroid:
+    2 + 3 * ndim values of 8 bytes per object), from the run's measured copy rates: the earlier benchmark's own
+    bounds counted the labels alone."""
+    b = bench["bounds"]
+    ndim = 2 if im["image"].startswith("2D") else 3
+    objects = next(r["objects"] for r in im["rows"].values() if "objects" in r)
+    out = im["pixels"] * 4 + objects * 8 * (2 + 3 * ndim)
+    return im["pixels"] / b["h2d"] + out / b["d2h"], (im["pixels"] + out) / b["device"]
+
+
+def python_host_device_h200():
+    before, after = (load(n) for n in PYTHON_H200)
+    rows = []
+    for old, new in zip(before["images"], after["images"]):
+        pcie, device = bounds_with_table(after, new)
+        pcie_old, device_old = bounds_with_table(before, old)
+        o, n = old["rows"], new["rows"]
+
+        def t(r, k, bound):
+            s = r[k]["seconds"]
+            return f"{ms(s * 1e3)} ({100 * bound / s:.0f} %)"
+
+        rows.append([new["image"], f"{n['cudacca numpy']['objects']:,}", f"{pcie * 1e3:.1f}",
+                     t(o, "cudacca numpy", pcie_old), t(n, "cudacca numpy", pcie), t(n, "cudacca numpy 1st", pcie),
+                     f"{device * 1e3:.2f}", t(o, "cudacca cupy", device_old), t(n, "cudacca cupy", device),
+                     num(n["cc3d"]["seconds"] * 1e3) if "cc3d" in n else "—"])
+    section("The Python package on an H200, before and after (ms, % of the bound)", list(PYTHON_H200), table(
+        ["image", "objects", "PCIe bound", "numpy, before", "numpy, after", "numpy, after, first call",
+         "device-memory bound", "CuPy, before", "CuPy, after", "cc3d label + statistics"], rows))
+
+
+def table_profile():
+    name = "h200-2026-11-28a-table-profile.json"
+    rounds = load(name)["rounds"]
+    rows = []
+    for i, case in enumerate(rounds["eec36d0"][0]):
+
+        def best(build, key):
+            return min(r[i][key] for r in rounds[build])
+
+        def step(build, key):
+            return min(r[i]["steps_ms"].get(key, 0.0) for r in rounds[build])
+
+        rows.append([case["case"], f"{case['objects']:,}", f"{best('eec36d0', 'labels_ms'):.1f}",
+                     f"{best('c877aeb', 'labels_ms'):.1f}", f"{best('eec36d0', 'labels_table_ms'):.1f}",
+                     f"{best('c877aeb', 'labels_table_ms'):.1f}", f"{best('c877aeb', 'labels_table_first_ms'):.1f}",
+                     f"{step('eec36d0', 'write_labels'):.1f} → {step('c877aeb', 'write_labels'):.1f}",
+                     f"{step('eec36d0', 'write_basic_columns'):.1f} → {step('c877aeb', 'write_basic_columns'):.1f}",
+                     f"{step('eec36d0', '_table.build') - step('eec36d0', '_table.write_basic'):.1f} → "
+                     f"{step('c877aeb', '_table.build') - step('c877aeb', '_table.write_basic'):.1f}"])
+    section("The host table: a numpy call's steps, before and after (ms)", [name], table(
+        ["image", "objects", "labels, before", "labels, after", "labels + table, before", "labels + table, after",
+         "after, first call", "label write", "basic columns", "label column and the rest"], rows))
 
 
 # ---------------------------------------------------------------------------------------------- the paper's Table 1
@@ -382,7 +441,8 @@ def intensity():
 
 
 def main():
-    for f in (user_path, huge_pages, post_processing, latency_cpp, latency_python, python_package, paper_table, buf_table,
+    for f in (user_path, huge_pages, post_processing, latency_cpp, latency_python, python_package, python_host_device_h200, table_profile,
+              paper_table, buf_table,
               transfers, large_volume, zarr, two_gpus, multiclass, intensity):
         f()
 
