@@ -14,7 +14,7 @@ import numpy as np
 
 import cudacca
 from cudacca import _label, _table
-from cudacca.benchmark import BASIC, blobs
+from cudacca.benchmark import BASIC, best, blobs
 
 CASES = [("2d 8192 d.2 g1 c1", (8192, 8192), 0.2, 1, 1), ("3d 512 d.2 g1 c1", (512, 512, 512), 0.2, 1, 1),
          ("2d 8192 d.6 g16 c2", (8192, 8192), 0.6, 16, 2)]
@@ -54,18 +54,9 @@ def wrap(module, name):
     setattr(module, name, timed)
 
 
-def best(fn, repeat=5, sync=None):
-    fn()
-    if sync:
-        sync()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        if sync:
-            sync()
-        times.append(time.perf_counter() - t)
-    return 1e3 * min(times)
+def best_ms(fn, sync=None):
+    """The fastest of 5 calls after a warm-up, in ms (the benchmark's own timing)."""
+    return 1e3 * best(fn, 5, sync)[0]
 
 
 def main():
@@ -77,8 +68,8 @@ def main():
     for name, shape, density, granularity, connectivity in CASES:
         image = blobs(shape, density, granularity, 7)
         row = {"case": name}
-        row["labels_ms"] = best(lambda: cudacca.label(image, connectivity=connectivity))
-        row["labels_table_ms"] = best(
+        row["labels_ms"] = best_ms(lambda: cudacca.label(image, connectivity=connectivity))
+        row["labels_table_ms"] = best_ms(
             lambda: cudacca.label(image, connectivity=connectivity, return_table=True, properties=BASIC))
         if hasattr(cudacca, "free_host_cache"):
             # A first call: no memory kept from earlier outputs (each run's outputs dropped before the next).
@@ -100,16 +91,16 @@ def main():
         row["steps_ms"] = {k: 1e3 * min(v[1:]) for k, v in STEPS.items()}
         row["objects"] = int(len(table["label"]))
         n = row["objects"]
-        row["numpy_empty_fill_7xN_ms"] = best(lambda: np.empty((7, n)).fill(1.0))
-        row["numpy_arange_N_ms"] = best(lambda: np.arange(1, n + 1, dtype=np.int64))
-        row["numpy_empty_labels_fill_ms"] = best(lambda: np.empty(shape, np.uint32).fill(1))
+        row["numpy_empty_fill_7xN_ms"] = best_ms(lambda: np.empty((7, n)).fill(1.0))
+        row["numpy_arange_N_ms"] = best_ms(lambda: np.arange(1, n + 1, dtype=np.int64))
+        row["numpy_empty_labels_fill_ms"] = best_ms(lambda: np.empty(shape, np.uint32).fill(1))
         try:
             import cupy
 
             d = cupy.asarray(image)
             sync = cupy.cuda.Device().synchronize
-            row["cupy_labels_ms"] = best(lambda: cudacca.label(d, connectivity=connectivity), sync=sync)
-            row["cupy_labels_table_ms"] = best(
+            row["cupy_labels_ms"] = best_ms(lambda: cudacca.label(d, connectivity=connectivity), sync=sync)
+            row["cupy_labels_table_ms"] = best_ms(
                 lambda: cudacca.label(d, connectivity=connectivity, return_table=True, properties=BASIC), sync=sync)
         except ImportError:
             pass
