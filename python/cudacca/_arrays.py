@@ -112,8 +112,13 @@ class Input:
                 return torch.arange(1, count + 1, dtype=torch.int64, device=device)
             k = torch.arange(count, dtype=torch.int64, device=device)
             return k + (k >= skip_value).to(torch.int64)
+        if count * 8 < _CACHED_OUTPUT_BYTES:  # a small table: numpy's own arange costs least
+            if skip_value == 0:
+                return np.arange(1, count + 1, dtype=np.uint64)
+            k = np.arange(count, dtype=np.uint64)
+            return k + (k >= np.uint64(skip_value)).astype(np.uint64)
         column = host_empty((count,), np.uint64)
-        _core.write_label_column(column, int(skip_value))
+        _core.write_label_column(column, int(skip_value))  # on all threads: mostly first-touched pages
         return column
 
 
@@ -125,10 +130,9 @@ _CACHED_OUTPUT_BYTES = 1 << 20
 def host_empty(shape, dtype):
     """An uninitialized numpy array; a large one in memory reused from earlier outputs (set_host_cache_limit)."""
     dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in shape)
     nbytes = math.prod(shape) * dtype.itemsize
     if nbytes >= _CACHED_OUTPUT_BYTES:
-        block = _core.host_empty(nbytes)
+        block = _core.host_empty(int(nbytes))
         if block is not None:
             return block.view(dtype).reshape(shape)
     return np.empty(shape, dtype=dtype)
