@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Where a host call's time goes when the table is large (issue: the host table at PCIe speed): each step of
-cudacca.label(numpy, return_table=True) timed on its own -- the analysis, the label write, the basic columns, the
-label column -- for the benchmark's many-object images, beside the same calls with labels only and the same
-analysis from CuPy (no host transfer). Run on a GPU machine with the cudacca wheel importable:
+"""Where a host call's time goes when the table is large: each step of cudacca.label(numpy, return_table=True) timed
+on its own -- the analysis, the label write, the basic columns, the label column -- for the benchmark's many-object
+images, beside the same calls with labels only, as a first call (no host memory kept), and from CuPy (no host
+transfer). Run on a GPU machine with the cudacca wheel importable:
 python3 scripts/device-table-profile.py [--json OUT]"""
 import argparse
 import importlib
