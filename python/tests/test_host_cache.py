@@ -113,3 +113,24 @@ def test_large_tables_equal_the_cpu_engines(shape):
             result = cudacca.label(image, return_table=True, backend=backend, properties="all")
             _assert_same(result, expected)
             del result
+
+
+def test_threads_share_the_cache_safely(cache_limit):
+    """Calls on several threads take and give back blocks at once (the engine runs without the GIL): each result
+    equals the one-thread result of its image, and no two live results share memory."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    images = [random_image(SHAPE, 0.2 + 0.1 * (i % 4), 1 + i % 3, seed=10 + i) for i in range(8)]
+    expected = [_label(image, "cpu") for image in images]
+
+    def run(i):
+        results = [_label(images[(i + k) % len(images)], "cpu") for k in range(12)]
+        for k, result in enumerate(results):
+            _assert_same(result, expected[(i + k) % len(images)])
+        return results[-1]
+
+    with ThreadPoolExecutor(4) as pool:
+        last = list(pool.map(run, range(4)))
+    for a in range(len(last)):
+        for b in range(a + 1, len(last)):
+            assert not np.shares_memory(last[a][0], last[b][0])
