@@ -93,9 +93,9 @@ class Input:
             array = array.astype(np.int64)
         return torch.from_numpy(array).to(f"cuda:{self.device}")
 
-    def labels_column(self, count, skip_value):
+    def labels_column(self, count, skip_value, threads=0):
         """The labels 0 .. count-1 plus one from skip_value on (ITK's rule), made where the image is: 1 .. count
-        for skip_value 0."""
+        for skip_value 0. A large host column is written on `threads` threads (0: all)."""
         if self.library == "cupy" and self.device >= 0:
             import cupy
 
@@ -112,13 +112,10 @@ class Input:
                 return torch.arange(1, count + 1, dtype=torch.int64, device=device)
             k = torch.arange(count, dtype=torch.int64, device=device)
             return k + (k >= skip_value).to(torch.int64)
-        if count * 8 < _CACHED_OUTPUT_BYTES:  # a small table: numpy's own arange costs least
-            if skip_value == 0:
-                return np.arange(1, count + 1, dtype=np.uint64)
-            k = np.arange(count, dtype=np.uint64)
-            return k + (k >= np.uint64(skip_value)).astype(np.uint64)
+        if skip_value == 0 and count * 8 < _CACHED_OUTPUT_BYTES:  # a small table: numpy's own arange costs least
+            return np.arange(1, count + 1, dtype=np.uint64)
         column = host_empty((count,), np.uint64)
-        _core.write_label_column(column, int(skip_value))  # on all threads: mostly first-touched pages
+        _core.write_label_column(column, int(skip_value), int(threads))  # mostly first-touched pages
         return column
 
 

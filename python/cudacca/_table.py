@@ -193,7 +193,7 @@ def build(analysis, inp, names, count, skip_value, start, spacing, origin, direc
     shape = {name: inp.from_host(a) for name, a in shape.items()}
     table = Table()
     if "label" in names:
-        table["label"] = inp.labels_column(count, skip_value)
+        table["label"] = inp.labels_column(count, skip_value, threads)
     return add_columns(table, {**basic, **shape}, [n for n in names if n != "label"], ndim)
 
 

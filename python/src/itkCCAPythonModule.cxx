@@ -724,14 +724,18 @@ NB_MODULE(_core, m)
     nb::arg("bytes"));
   m.def("free_host_cache", []() { itk::cca::python::HostBlockCache::Instance().FreeAll(); });
   // The table's label column on the host: the labels 0 .. n-1, plus one from skip_value on (ITK's rule; 1 .. n for
-  // skip_value 0), written on several threads (a large table's column is mostly first-touched pages).
+  // skip_value 0), written on `threads` threads (0: all; a large table's column is mostly first-touched pages).
   m.def(
     "write_label_column",
-    [](nb::ndarray<std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> out, std::uint64_t skipValue) {
-      std::uint64_t * data = out.data();
-      const std::uint64_t n = out.shape(0);
+    [](nb::ndarray<std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> out,
+       std::uint64_t                                                          skipValue,
+       unsigned                                                               threads) {
+      std::uint64_t *        data = out.data();
+      const std::uint64_t    n = out.shape(0);
       nb::gil_scoped_release release;
-      itk::cca::ParallelForRange(std::max(1u, std::thread::hardware_concurrency()), n, std::uint64_t{ 1 } << 18,
+      itk::cca::ParallelForRange(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency()),
+                                 n,
+                                 std::uint64_t{ 1 } << 18,
                                  [&](std::uint64_t begin, std::uint64_t end) {
                                    for (std::uint64_t k = begin; k < end; ++k)
                                    {
@@ -740,5 +744,6 @@ NB_MODULE(_core, m)
                                  });
     },
     nb::arg("out"),
-    nb::arg("skip_value"));
+    nb::arg("skip_value"),
+    nb::arg("threads"));
 }
