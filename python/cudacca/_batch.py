@@ -76,7 +76,7 @@ def label_batch(images, *, connectivity=None, background=0, min_size=0, min_phys
     _, itk_spacing, origin, direction = _label._geometry(inp, _engine_spacing(spacing, d))
     start = [0] * len(shape)
     analysis = _label._analysis()
-    count = _label._analyze(analysis, inp, objects, None, neighbors, backend, device, threads, min_size,
+    count = _label._analyze(analysis, inp.stream, objects, None, neighbors, backend, device, threads, min_size,
                             min_physical_size, keep, sort, np.prod(itk_spacing), False, False, extent)
     basic = ["num_pixels", "area", "bbox", "centroid"] if return_table else []
     columns = _table.write_basic(analysis, inp, ["image"] + basic, count, start, itk_spacing, origin, direction,

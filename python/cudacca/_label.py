@@ -26,6 +26,10 @@ def _release():
     _local.__dict__.pop("analysis", None)
 
 
+#: NumPy pixel types (dtype.char) the engines read as they are: bool, the integers, float32 and float64.
+_PLAIN_PIXEL_TYPES = frozenset("?bBhHiIlLqQfd")
+
+
 def _analysis():
     a = getattr(_local, "analysis", None)
     if a is None:
@@ -33,14 +37,14 @@ def _analysis():
     return a
 
 
-def _analyze(analysis, inp, image, mask, connectivity, backend, device, threads, min_size, min_physical_size, keep, sort,
+def _analyze(analysis, stream, image, mask, connectivity, backend, device, threads, min_size, min_physical_size, keep, sort,
              pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0, multilabel=False, per_class=False,
              class_values=False, intensity=None, periodic_axes=0, value_tolerance=-1.0):
-    """One engine analysis of `image` (an array where `inp` is), then the engines' pending warning (the
+    """One engine analysis of `image` (on the caller's CUDA `stream` for a device array, else 0), then the engines' pending warning (the
     automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
     count = analysis.run(image, mask, int(connectivity), backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
-                         bool(perimeter), int(inp.stream), int(batch_extent), int(memory_budget), bool(multilabel),
+                         bool(perimeter), int(stream), int(batch_extent), int(memory_budget), bool(multilabel),
                          bool(per_class), bool(class_values), intensity, int(periodic_axes),
                          float(value_tolerance))
     text = _core.take_warning()
@@ -111,16 +115,21 @@ def _geometry(inp, spacing):
     """Region start, spacing, origin and direction in ITK's axis order (x first), from the itk.Image (its
     buffered region) or from `spacing` (given in the array's axis order, as scikit-image takes it)."""
     d = inp.ndim
-    if inp.itk_image is not None:
-        image = inp.itk_image
-        start = [int(i) for i in image.GetBufferedRegion().GetIndex()]
-        itk_spacing = [float(s) for s in image.GetSpacing()]
-        origin = [float(s) for s in image.GetOrigin()]
-        m = image.GetDirection().GetVnlMatrix()
-        direction = [[float(m.get(i, j)) for j in range(d)] for i in range(d)]
-        if spacing is not None:
-            raise ValueError("spacing: an itk.Image carries its own spacing; leave spacing out")
-        return start, itk_spacing, origin, direction
+    if inp.itk_image is None:
+        return _array_geometry(d, spacing)
+    image = inp.itk_image
+    start = [int(i) for i in image.GetBufferedRegion().GetIndex()]
+    itk_spacing = [float(s) for s in image.GetSpacing()]
+    origin = [float(s) for s in image.GetOrigin()]
+    m = image.GetDirection().GetVnlMatrix()
+    direction = [[float(m.get(i, j)) for j in range(d)] for i in range(d)]
+    if spacing is not None:
+        raise ValueError("spacing: an itk.Image carries its own spacing; leave spacing out")
+    return start, itk_spacing, origin, direction
+
+
+def _array_geometry(d, spacing):
+    """The geometry of a plain d-D array: `spacing` (array axis order) or 1, origin 0, identity direction."""
     if spacing is None:
         return _unit_geometry(d)
     s = [float(v) for v in np.atleast_1d(np.asarray(spacing, dtype=np.float64))]
@@ -254,6 +263,24 @@ def label(
             raise ValueError("delta and multilabel: multilabel is delta=0 on the classes; pass one")
         if background not in (None, 0):
             raise ValueError("delta: the background must be 0 (the values are compared as they are)")
+    if (type(image) is np.ndarray and image.dtype.char in _PLAIN_PIXEL_TYPES and image.dtype.isnative
+            and image.flags.c_contiguous and 0 < image.ndim <= 3 and image.size > 0 and mask is None
+            and intensity is None and delta is None and not multilabel and (periodic is None or periodic is False)
+            and (background is None or background == 0)
+            and (not return_table or (names := _table.basic_names(properties)) is not None)):
+        # The common call (a numpy image; its labels, and the default table) without the general path's wrapping,
+        # which is most of a small image's time: the same engine calls, the same outputs.
+        start, itk_spacing, origin, direction = _array_geometry(image.ndim, spacing)
+        analysis = _analysis()
+        count = _analyze(analysis, 0, image, None, _connectivity(connectivity, image.ndim), backend, device, threads,
+                         min_size, min_physical_size, keep, sort, math.prod(itk_spacing), False, False,
+                         memory_budget=_non_negative(memory_budget, "memory_budget"))
+        labels = _arrays.host_empty(image.shape, _arrays.label_dtype(dtype, count, "numpy"))
+        analysis.write_labels(labels, 0, 0)
+        if not return_table:
+            return labels
+        return labels, _table.basic_host_table(analysis, image, names, count, start, itk_spacing, origin,
+                                               direction, int(threads))
     if _dask.is_dask_array(image):
         if delta is not None:
             raise ValueError("delta: not for Dask arrays (label the array in memory)")
@@ -290,7 +317,7 @@ def label(
     analysis = _analysis()
     # Kept to the end: an image analyzed in slabs is read again while its labels are written.
     objects = _arrays.foreground(inp, background)
-    count = _analyze(analysis, inp, objects,
+    count = _analyze(analysis, inp.stream, objects,
                      mask_input.array if mask_input is not None else None, neighbors, backend, device, threads,
                      min_size, min_physical_size, keep, sort, pixel_volume,
                      _table.needs_shape_sums(names), _table.needs_perimeter(names),

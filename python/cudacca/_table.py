@@ -173,6 +173,61 @@ def _column_names(name, ndim, components):
     return tuple(f"{name}-{c}" for c in range(components))
 
 
+@functools.lru_cache(maxsize=None)
+def _basic_rows(ndim):
+    """The default table's columns as write_basic_table lays them out, one 64-bit row each: per name of BASIC, its
+    (row, 1-D column name, dtype)s; and the number of rows."""
+    rows = {"label": ((0, "label", np.dtype(np.uint64)),)}
+    r = 1
+    for name in BASIC[1:]:
+        components = 2 * ndim if name == "bbox" else ndim if name == "centroid" else 1
+        dtype = np.dtype(_BASIC_DTYPE.get(name, np.uint64))
+        rows[name] = tuple((r + c, column, dtype) for c, column in enumerate(_column_names(name, ndim, components)))
+        r += components
+    return rows, r
+
+
+def basic_names(properties):
+    """The columns `properties` asks for where they are default ones only (None, "basic", or a list or tuple of
+    names among them), else None (an iterator is left unread, for the general path)."""
+    if not (properties is None or isinstance(properties, (str, tuple, list))):
+        return None
+    names = resolve_properties(properties)
+    return names if _BASIC_SET.issuperset(names) else None
+
+
+_BASIC_SET = frozenset(BASIC)
+
+
+@functools.lru_cache(maxsize=8)
+def _flat(direction):
+    """A direction matrix (a tuple of rows) as the engine takes it, row-major."""
+    return [float(v) for row in direction for v in row]
+
+
+def basic_host_table(analysis, image, names, count, start, spacing, origin, direction, threads):
+    """The default columns `names` (basic_names()) of a numpy image's analysis. A small
+    one is one block of 64-bit rows written by one engine call, its columns views of it (a small call's table
+    costs a few microseconds); a large one is build()'s columns, each in memory of its own, so that a column kept
+    keeps no other alive."""
+    rows, row_count = _basic_rows(image.ndim)
+    if count * row_count * 8 >= _arrays._CACHED_OUTPUT_BYTES:
+        return build(analysis, _arrays.Input(image, "numpy", -1), names, count, 0, start, spacing, origin,
+                     direction, threads)
+    block = np.empty((row_count, count), np.uint64)
+    if count > 0:
+        analysis.write_basic_table(block, start, spacing, origin, _flat(direction))
+    typed = {block.dtype: block, _INT64: block.view(np.int64), _FLOAT64: block.view(np.float64)}
+    table = Table()
+    for name in names:
+        for r, column, dtype in rows[name]:
+            table[column] = typed[dtype][r]
+    return table
+
+
+_INT64, _FLOAT64 = np.dtype(np.int64), np.dtype(np.float64)
+
+
 def build(analysis, inp, names, count, skip_value, start, spacing, origin, direction, threads):
     """The asked columns: the basic ones from the engine where the image is (write_basic), the shape ones
     computed on the host (and moved there)."""

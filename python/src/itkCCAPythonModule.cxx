@@ -360,46 +360,48 @@ public:
         throw nb::value_error(
           ("column " + name + ": a contiguous 64-bit array of the right size, where device_columns says").c_str());
       }
-      auto * base = static_cast<char *>(array.data());
-      auto   row = [&](std::size_t r) { return base + r * m_Count * 8; };
-      if (name == "num_pixels")
+      if (name == "image" && batchStride != 0)
       {
-        c.numberOfPixels = reinterpret_cast<std::uint64_t *>(base);
+        c.image = static_cast<std::int64_t *>(array.data());
       }
-      else if (name == "image" && batchStride != 0)
-      {
-        c.image = reinterpret_cast<std::int64_t *>(base);
-      }
-      else if (name == "area")
-      {
-        c.physicalSize = reinterpret_cast<double *>(base);
-      }
-      else if (name == "class")
-      {
-        c.classValue = reinterpret_cast<std::int64_t *>(base);
-      }
-      else if (name == "bbox")
-      {
-        for (unsigned a = 0; a < d; ++a) // array axis a is ITK's axis d - 1 - a
-        {
-          c.boundingBoxBegin[d - 1 - a] = reinterpret_cast<std::int64_t *>(row(a));
-          c.boundingBoxEnd[d - 1 - a] = reinterpret_cast<std::int64_t *>(row(d + a));
-        }
-      }
-      else if (name == "centroid")
-      {
-        for (unsigned a = 0; a < d; ++a)
-        {
-          c.centroid[d - 1 - a] = reinterpret_cast<double *>(row(a));
-        }
-      }
-      else
+      else if (!SetBasicColumn(c, name, static_cast<char *>(array.data())))
       {
         throw nb::value_error(("no basic column named " + name).c_str());
       }
     }
     nb::gil_scoped_release release;
     m_Engine.WriteBasicColumns(geometry, c);
+  }
+
+  /** The default table of a host image's analysis in one step: `block` holds 3 + 3D rows of K 64-bit values, the
+   * labels 1 .. K, "num_pixels", "area", "bbox" (2D rows) and "centroid" (D rows), in that order (cudacca's
+   * small-call path: one call where write_basic_columns() takes a dict of arrays and Python adds the labels). */
+  void
+  WriteBasicTable(nb::ndarray<std::uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> block,
+                  const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
+                  const std::vector<double> & origin, const std::vector<double> & direction)
+  {
+    RequireAnalysis();
+    const unsigned d = m_Dimension;
+    if (m_OnDevice >= 0 || block.shape(0) != 3 + 3 * std::size_t{ d } || block.shape(1) != m_Count)
+    {
+      throw nb::value_error("write_basic_table: a host image's analysis, and a block of 3 + 3D rows of K values");
+    }
+    const itk::cca::Geometry geometry = MakeGeometry(start, spacing, origin, direction);
+    itk::cca::BasicColumns   c;
+    auto *                   labels = block.data();
+    auto *                   base = reinterpret_cast<char *>(labels);
+    const std::size_t        rowBytes = m_Count * 8;
+    SetBasicColumn(c, "num_pixels", base + rowBytes);
+    SetBasicColumn(c, "area", base + 2 * rowBytes);
+    SetBasicColumn(c, "bbox", base + 3 * rowBytes);
+    SetBasicColumn(c, "centroid", base + (3 + 2 * d) * rowBytes);
+    nb::gil_scoped_release release;
+    m_Engine.WriteBasicColumns(geometry, c);
+    for (std::uint64_t k = 0; k < m_Count; ++k)
+    {
+      labels[k] = k + 1;
+    }
   }
 
   /** Whether write_basic_columns() writes device columns for a device image (else host ones: merged on the host). */
@@ -493,6 +495,47 @@ private:
     return g;
   }
 
+  /** Points `c`'s column `name` ("num_pixels", "area", "class", "bbox": 2D rows, "centroid": D rows; rows of K
+   * 64-bit values in array axis order) at `base`; false for another name. */
+  bool
+  SetBasicColumn(itk::cca::BasicColumns & c, const std::string & name, char * base) const
+  {
+    const unsigned d = m_Dimension;
+    auto           row = [&](std::size_t r) { return base + r * m_Count * 8; };
+    if (name == "num_pixels")
+    {
+      c.numberOfPixels = reinterpret_cast<std::uint64_t *>(base);
+    }
+    else if (name == "area")
+    {
+      c.physicalSize = reinterpret_cast<double *>(base);
+    }
+    else if (name == "class")
+    {
+      c.classValue = reinterpret_cast<std::int64_t *>(base);
+    }
+    else if (name == "bbox")
+    {
+      for (unsigned a = 0; a < d; ++a) // array axis a is ITK's axis d - 1 - a
+      {
+        c.boundingBoxBegin[d - 1 - a] = reinterpret_cast<std::int64_t *>(row(a));
+        c.boundingBoxEnd[d - 1 - a] = reinterpret_cast<std::int64_t *>(row(d + a));
+      }
+    }
+    else if (name == "centroid")
+    {
+      for (unsigned a = 0; a < d; ++a)
+      {
+        c.centroid[d - 1 - a] = reinterpret_cast<double *>(row(a));
+      }
+    }
+    else
+    {
+      return false;
+    }
+    return true;
+  }
+
   void
   RequireAnalysis() const
   {
@@ -572,6 +615,13 @@ NB_MODULE(_core, m)
          nb::arg("origin"),
          nb::arg("direction"),
          nb::arg("batch_stride") = 0)
+    .def("write_basic_table",
+         &Analysis::WriteBasicTable,
+         nb::arg("block"),
+         nb::arg("start"),
+         nb::arg("spacing"),
+         nb::arg("origin"),
+         nb::arg("direction"))
     .def("fill_columns",
          &Analysis::FillColumns,
          nb::arg("columns"),
