@@ -53,6 +53,7 @@ template <typename TFunction>
 void
 ForEachBasicColumn(BasicColumns & columns, const TFunction & f)
 {
+  f(columns.label);
   f(columns.numberOfPixels);
   f(columns.physicalSize);
   f(columns.image);

@@ -26,7 +26,7 @@ def _release():
     _local.__dict__.pop("analysis", None)
 
 
-#: NumPy pixel types (dtype.char) the engines read as they are: bool, the integers, float32 and float64.
+#: Pixel types (NumPy's dtype.char) the engines read as they are: bool, the integers, float32 and float64.
 _PLAIN_PIXEL_TYPES = frozenset("?bBhHiIlLqQfd")
 
 
@@ -263,24 +263,39 @@ def label(
             raise ValueError("delta and multilabel: multilabel is delta=0 on the classes; pass one")
         if background not in (None, 0):
             raise ValueError("delta: the background must be 0 (the values are compared as they are)")
-    if (type(image) is np.ndarray and image.dtype.char in _PLAIN_PIXEL_TYPES and image.dtype.isnative
+    on_gpu = type(image) is not np.ndarray and _arrays._library_of(image) == "cupy" and backend != "cpu"
+    if ((on_gpu or type(image) is np.ndarray) and image.dtype.char in _PLAIN_PIXEL_TYPES and image.dtype.isnative
             and image.flags.c_contiguous and 0 < image.ndim <= 3 and image.size > 0 and mask is None
             and intensity is None and delta is None and not multilabel and (periodic is None or periodic is False)
             and (background is None or background == 0)
             and (not return_table or (names := _table.basic_names(properties)) is not None)):
-        # The common call (a numpy image; its labels, and the default table) without the general path's wrapping,
-        # which is most of a small image's time: the same engine calls, the same outputs.
+        # The common call (a numpy or CuPy image; its labels, and the default columns) without the general path's
+        # wrapping, which is most of a small image's time: the same engine calls, the same outputs.
         start, itk_spacing, origin, direction = _array_geometry(image.ndim, spacing)
         analysis = _analysis()
-        count = _analyze(analysis, 0, image, None, _connectivity(connectivity, image.ndim), backend, device, threads,
-                         min_size, min_physical_size, keep, sort, math.prod(itk_spacing), False, False,
-                         memory_budget=_non_negative(memory_budget, "memory_budget"))
+        args = (_connectivity(connectivity, image.ndim), backend, device, threads, min_size, min_physical_size, keep,
+                sort, math.prod(itk_spacing), False, False)
+        budget = _non_negative(memory_budget, "memory_budget")
+        if on_gpu:
+            import cupy
+
+            with cupy.cuda.Device(image.device.id):  # the outputs on the image's GPU, the caller's stream there
+                stream = cupy.cuda.get_current_stream().ptr or _arrays._LEGACY_STREAM
+                count = _analyze(analysis, stream, image, None, *args, memory_budget=budget)
+                labels = cupy.empty(image.shape, dtype=_arrays.label_dtype(dtype, count, "cupy"))
+                analysis.write_labels(labels, 0, 0)
+                if not return_table:
+                    return labels
+                inp = _arrays.Input(image, "cupy", image.device.id, stream)
+                return labels, _table.basic_table(analysis, inp, names, count, start, itk_spacing, origin, direction,
+                                                  int(threads))
+        count = _analyze(analysis, 0, image, None, *args, memory_budget=budget)
         labels = _arrays.host_empty(image.shape, _arrays.label_dtype(dtype, count, "numpy"))
         analysis.write_labels(labels, 0, 0)
         if not return_table:
             return labels
-        return labels, _table.basic_host_table(analysis, image, names, count, start, itk_spacing, origin,
-                                               direction, int(threads))
+        return labels, _table.basic_table(analysis, _arrays.Input(image, "numpy", -1), names, count, start,
+                                          itk_spacing, origin, direction, int(threads))
     if _dask.is_dask_array(image):
         if delta is not None:
             raise ValueError("delta: not for Dask arrays (label the array in memory)")

@@ -205,19 +205,18 @@ def _flat(direction):
     return [float(v) for row in direction for v in row]
 
 
-def basic_host_table(analysis, image, names, count, start, spacing, origin, direction, threads):
-    """The default columns `names` (basic_names()) of a numpy image's analysis. A small
-    one is one block of 64-bit rows written by one engine call, its columns views of it (a small call's table
-    costs a few microseconds); a large one is build()'s columns, each in memory of its own, so that a column kept
-    keeps no other alive."""
-    rows, row_count = _basic_rows(image.ndim)
-    if count * row_count * 8 >= _arrays._CACHED_OUTPUT_BYTES:
-        return build(analysis, _arrays.Input(image, "numpy", -1), names, count, 0, start, spacing, origin,
-                     direction, threads)
-    block = np.empty((row_count, count), np.uint64)
+def basic_table(analysis, inp, names, count, start, spacing, origin, direction, threads):
+    """The default columns `names` (basic_names()) of a numpy or CuPy image's analysis. A small table is one block of
+    64-bit rows, where the image is, written by one engine call (labels included), its columns views of it: a small
+    call's table costs a few microseconds. A large one is build()'s columns, each in memory of its own, so that a
+    column kept keeps no other alive."""
+    rows, row_count = _basic_rows(inp.ndim)
+    if count * row_count * 8 >= _arrays._CACHED_OUTPUT_BYTES or (inp.device >= 0 and not analysis.device_columns):
+        return build(analysis, inp, names, count, 0, start, spacing, origin, direction, threads)
+    block = inp.empty_table((row_count, count), np.uint64)
     if count > 0:
         analysis.write_basic_table(block, start, spacing, origin, _flat(direction))
-    typed = {block.dtype: block, _INT64: block.view(np.int64), _FLOAT64: block.view(np.float64)}
+    typed = {block.dtype: block, _INT64: block.view(_INT64), _FLOAT64: block.view(_FLOAT64)}
     table = Table()
     for name in names:
         for r, column, dtype in rows[name]:

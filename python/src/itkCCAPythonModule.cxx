@@ -373,35 +373,34 @@ public:
     m_Engine.WriteBasicColumns(geometry, c);
   }
 
-  /** The default table of a host image's analysis in one step: `block` holds 3 + 3D rows of K 64-bit values, the
-   * labels 1 .. K, "num_pixels", "area", "bbox" (2D rows) and "centroid" (D rows), in that order (cudacca's
-   * small-call path: one call where write_basic_columns() takes a dict of arrays and Python adds the labels). */
+  /** The default table in one step: `block` (where device_columns says: the image's GPU or host memory) holds
+   * 3 + 3D rows of K 64-bit values, the labels 1 .. K, "num_pixels", "area", "bbox" (2D rows) and "centroid" (D
+   * rows), in that order (cudacca's short path for the common call, where write_basic_columns() takes a dict of
+   * arrays and the labels come from a pass of their own). */
   void
-  WriteBasicTable(nb::ndarray<std::uint64_t, nb::ndim<2>, nb::c_contig, nb::device::cpu> block,
-                  const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
+  WriteBasicTable(nb::ndarray<> & block, const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
                   const std::vector<double> & origin, const std::vector<double> & direction)
   {
     RequireAnalysis();
     const unsigned d = m_Dimension;
-    if (m_OnDevice >= 0 || block.shape(0) != 3 + 3 * std::size_t{ d } || block.shape(1) != m_Count)
+    itk::cca::BasicColumns c;
+    c.onDevice = DeviceColumns();
+    if (block.ndim() != 2 || block.shape(0) != 3 + 3 * std::size_t{ d } || block.shape(1) != m_Count ||
+        block.dtype().bits != 64 || !IsContiguous(block) || DeviceOf(block, "table") != (c.onDevice ? m_OnDevice : -1))
     {
-      throw nb::value_error("write_basic_table: a host image's analysis, and a block of 3 + 3D rows of K values");
+      throw nb::value_error(
+        "write_basic_table: a contiguous block of 3 + 3D rows of K 64-bit values, where device_columns says");
     }
     const itk::cca::Geometry geometry = MakeGeometry(start, spacing, origin, direction);
-    itk::cca::BasicColumns   c;
-    auto *                   labels = block.data();
-    auto *                   base = reinterpret_cast<char *>(labels);
+    auto * const             base = static_cast<char *>(block.data());
     const std::size_t        rowBytes = m_Count * 8;
+    c.label = reinterpret_cast<std::uint64_t *>(base);
     SetBasicColumn(c, "num_pixels", base + rowBytes);
     SetBasicColumn(c, "area", base + 2 * rowBytes);
     SetBasicColumn(c, "bbox", base + 3 * rowBytes);
     SetBasicColumn(c, "centroid", base + (3 + 2 * d) * rowBytes);
     nb::gil_scoped_release release;
     m_Engine.WriteBasicColumns(geometry, c);
-    for (std::uint64_t k = 0; k < m_Count; ++k)
-    {
-      labels[k] = k + 1;
-    }
   }
 
   /** Whether write_basic_columns() writes device columns for a device image (else host ones: merged on the host). */

@@ -135,6 +135,10 @@ WriteBasicRow(const BasicGeometry & g, const BasicColumns & c, std::uint64_t row
       c.image[row] = static_cast<std::int64_t>(image);
     }
   }
+  if (c.label)
+  {
+    c.label[row] = row + 1;
+  }
   if (c.numberOfPixels)
   {
     c.numberOfPixels[row] = n;

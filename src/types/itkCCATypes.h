@@ -436,6 +436,9 @@ struct Geometry
  * centroid's coordinate. `onDevice`: the pointers are GPU memory of the device that analyzed. */
 struct BasicColumns
 {
+  /** The component's label in the label image, its row + 1 (written with the other columns, on the device where
+   * they are, so that a table needs no pass of its own for it). Not for batches, whose labels restart per image. */
+  std::uint64_t * label = nullptr;
   std::uint64_t * numberOfPixels = nullptr;
   double *        physicalSize = nullptr;
   std::int64_t *  boundingBoxBegin[MaxDimension] = { nullptr, nullptr, nullptr };
