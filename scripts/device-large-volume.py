@@ -51,7 +51,7 @@ def run(image, budget, what):
     # Where the time goes, on label()'s own engine (warm) and into its labels (their pages touched already): the
     # analysis (slabs analyzed, merged) and the label image (slabs again where needed, written).
     analysis = _label._analysis()
-    count, analyze = timed(lambda: analysis.run(image, None, False, "cuda", 0, 0, 0, 0.0, 0, False, 1.0, False,
+    count, analyze = timed(lambda: analysis.run(image, None, 1, "cuda", 0, 0, 0, 0.0, 0, False, 1.0, False,
                                                 False, 0, 0, budget))
     _, write = timed(lambda: analysis.write_labels(labels, 0, 0))
     fresh, touch = timed(lambda: np.ones(image.shape, labels.dtype))  # what a fresh label array's pages cost
