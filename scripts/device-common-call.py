@@ -1,7 +1,8 @@
 """Per-call cost of label()'s common call on its short path and on the general path, in one process, on the same
 images (the benchmark's --latency images: blobs of 4-pixel cells at 40 % density; labels + the default table),
-with cc3d's label + statistics beside them where installed. The general path is taken by emptying
-cudacca._label._PLAIN_PIXEL_TYPES, as python/tests/test_common_call.py does.
+with cc3d's label + statistics beside them where installed; then a loop over 1,000 different 256² images on both
+paths. The general path is taken by emptying cudacca._label._PLAIN_PIXEL_TYPES, as python/tests/test_common_call.py
+does.
 
     python3 scripts/device-common-call.py [--json out.json]
 """
@@ -52,6 +53,16 @@ def main():
             r["cc3d + statistics"] = per_call(
                 lambda: cc3d.statistics(cc3d.connected_components(image, connectivity=c)), seconds=1.0, most=2000)[0]
         print("x".join(map(str, shape)), {k: round(v, 4) for k, v in r.items()}, flush=True)
+    # A loop over many different images (label_batch's comparison): the same calls, each image once per round.
+    stack = np.stack([blobs((256, 256), 0.4, 4, 100 + i) for i in range(1000)])
+    loop = rows["loop of 1000 different 256x256 images, numpy auto"] = {}
+    for _ in range(2):
+        for path, types in (("short", plain), ("general", frozenset())):
+            _label._PLAIN_PIXEL_TYPES = types
+            t = per_call(lambda: [cudacca.label(im, return_table=True) for im in stack], seconds=2.0, most=3)[0]
+            loop[path] = min(loop.get(path, t), t)
+        _label._PLAIN_PIXEL_TYPES = plain
+    print("loop of 1000 x 256x256, ms:", {k: round(v, 1) for k, v in loop.items()}, flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"per_call_ms_median": rows}, f, indent=1)

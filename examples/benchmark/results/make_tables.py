@@ -174,7 +174,7 @@ def latency_cpp():
 
 
 def latency_python():
-    name = "h200-2026-11-28a-latency-python-0b108e0.json"
+    name = "h200-2026-11-28b-latency-python-b52a860.json"
     lat = load(name)["latency"]
     images = [k for k in lat if not k.startswith("batch")]
     rows_ = ["cudacca numpy, auto", "cudacca numpy, cpu", "cudacca numpy, cuda", "cudacca cupy",
@@ -192,6 +192,20 @@ def latency_python():
     section(f"Batches from Python ({int(images):,} images of {side}²)", [name], table(
         ["ms (median)", "cudacca label_batch", "one 8192² image, label", f"a loop of {int(images):,} label calls",
          "a cc3d loop"], rows))
+
+
+def common_call():
+    name = "h200-2026-11-28b-common-call-b52a860.json"
+    lat = load(name)["per_call_ms_median"]
+    images = list(lat)
+    rows_ = ["numpy, auto", "numpy, cpu", "numpy, cuda", "cupy"]
+    rows = [[f"{r}, {path} path"] + [ms(lat[i][f"{r}, {path}"]) for i in images] for r in rows_
+            for path in ("short", "general")]
+    rows.append(["cc3d + statistics"] + [ms(lat[i]["cc3d + statistics"]) for i in images])
+    rows.append(["cc3d / numpy auto, short path"] + [ratio(lat[i]["cc3d + statistics"] / lat[i]["numpy, auto, short"])
+                                                      for i in images])
+    section("The common call's short path against the general path (same process)", [name], table(
+        ["per call, ms (median)"] + [i.replace("x", "×") for i in images], rows))
 
 
 # ---------------------------------------------------------------------------------------------- Python package
@@ -346,8 +360,7 @@ def transfers():
 
 
 # ---------------------------------------------------------------------------------------------- past one GPU
-def large_volume():
-    name = "h100-2026-11-25d-large-volume-1700.json"
+def large_volume(name="h100-2026-11-25d-large-volume-1700.json"):
     v = load(name)
     big, forced = v["large"], v["forced"]
     budget = float(re.search(r"under a (\S+) B budget", forced["what"]).group(1))
@@ -361,7 +374,7 @@ def large_volume():
              f"{forced['split']['analyze_s']:.2f}", f"{forced['split']['write_labels_s']:.2f}",
              f"{forced['cpu_engine_s']:.2f}", f"whole, one slab: {forced['cuda_whole_s']:.2f}"]]
     same = all(x[k] for x in (big, forced) for k in ("labels_equal", "table_equal"))
-    section("A volume above 2³² voxels (s)", [name], table(
+    section(f"A volume above 2³² voxels (s), {name.split('-')[0].upper()}", [name], table(
         ["volume (uint8)", "components", "slabs", "CUDA engine", "first call", "of which the analysis",
          "of which the label image", "CPU engine, whole", "PCIe bound (CUDA's fraction of it)"], rows)
         + f"\n\nlabels and table equal to the CPU engine's: {same}")
@@ -443,8 +456,12 @@ def intensity():
 def main():
     for f in (user_path, huge_pages, post_processing, latency_cpp, latency_python, python_package, python_host_device_h200, table_profile,
               paper_table, buf_table,
-              transfers, large_volume, zarr, two_gpus, multiclass, intensity):
+              transfers, large_volume, large_volume_h200, zarr, two_gpus, multiclass, intensity, common_call):
         f()
+
+
+def large_volume_h200():
+    large_volume("h200-2026-11-28b-large-volume-b52a860.json")
 
 
 def check(page):
