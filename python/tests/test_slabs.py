@@ -49,6 +49,27 @@ def test_slabbed_with_a_background_value(backend):
     assert labels.max() > 1
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_slab_tables_kept_between_calls(backend):
+    """The slab engine's host tables outlive each analysis (the facade keeps them): calls of more, fewer and again
+    more components, and other slab counts, each give the whole image's labels and table, and a repeated call
+    the same bits."""
+    large = random_image((61, 47, 23), 0.2, 1, seed=31)  # thousands of components
+    small = random_image((20, 30, 9), 0.6, 3, seed=32)
+    kwargs = dict(return_table=True, properties="all", backend=backend)
+    whole = {id(im): cudacca.label(im, **kwargs) for im in (large, small)}
+    results = []
+    for image, budget in ((large, 1), (small, 1), (large, 60_000), (small, 1), (large, 1), (large, 1)):
+        labels, table = cudacca.label(image, memory_budget=budget, **kwargs)
+        assert _label._analysis().number_of_slabs > 1
+        np.testing.assert_array_equal(labels, whole[id(image)][0])
+        columns_equal(table, whole[id(image)][1])
+        results.append((labels, table))
+    np.testing.assert_array_equal(results[-1][0], results[-2][0])
+    for name in results[-1][1]:
+        assert results[-1][1][name].tobytes() == results[-2][1][name].tobytes(), name
+
+
 def test_a_negative_budget_is_refused():
     with pytest.raises(ValueError, match="memory_budget"):
         cudacca.label(np.ones((4, 4), np.uint8), memory_budget=-1)

@@ -81,6 +81,8 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
 {
   /** The engine of the last ComputeContacts(). */
   Backend contactsBackend = Backend::Automatic;
+  /** The slab engines' host tables, kept from one analysis to the next (their memory's pages already there). */
+  cca::SlabTables slabTables;
   /** Over `engine`, where the last Analyze() cut the image into slabs (Request::memoryBudget). */
   std::unique_ptr<cca::SlabEngine> slabEngine;
   Request                          lastRequest; ///< its buffers valid until its outputs are written
@@ -269,7 +271,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
         {
           return chosen.Analyze(request);
         }
-        auto                slabs = std::make_unique<cca::SlabEngine>(chosen, numberOfThreads);
+        auto                slabs = std::make_unique<cca::SlabEngine>(chosen, numberOfThreads, &slabTables);
         const std::uint64_t count = slabs->AnalyzeInSlabs(request, planesPerSlab);
         slabEngine = std::move(slabs);
         return count;

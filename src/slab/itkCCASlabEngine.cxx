@@ -69,9 +69,10 @@ PlanesPerSlab(const Engine & engine, const Request & request)
   return perSlab >= planes ? 0 : perSlab;
 }
 
-SlabEngine::SlabEngine(Engine & inner, unsigned numberOfThreads)
+SlabEngine::SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables)
   : m_Inner(inner)
   , m_NumberOfThreads(numberOfThreads)
+  , m_Tables(tables != nullptr ? *tables : m_OwnTables)
 {}
 
 unsigned
@@ -175,20 +176,37 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   m_Faces.classOf.clear();
   m_Faces.PrepareWrappedFaces(request);
 
-  // Each slab on its own; its sums moved to the image's indices, its face planes' labels kept.
-  std::vector<ComponentSums> pieces;
-  const std::uint64_t        rowsPerPlane = plan.axis == 2 ? request.size[1] : 1;
+  // Each slab on its own; its sums moved to the image's indices (on all threads, into the tables kept between
+  // analyses: SlabTables), its face planes' labels kept.
+  std::vector<ComponentSums> & pieces = m_Tables.pieces; // the first firstComponent.back() are this call's
+  const unsigned               threads = Threads(0);
+  const std::uint64_t          rowsPerPlane = plan.axis == 2 ? request.size[1] : 1;
   for (std::size_t s = 0; s < numSlabs; ++s)
   {
     m_HeldSlab = SIZE_MAX; // none, until the inner engine has analyzed slab s
     const std::uint64_t count = m_Inner.Analyze(SlabRequest(s));
     m_HeldSlab = s;
-    const auto & sums = m_Inner.GetFeatures();
-    for (std::uint64_t k = 0; k < count; ++k)
+    const auto &      sums = m_Inner.GetFeatures();
+    const std::size_t first = static_cast<std::size_t>(m_Faces.firstComponent.back());
+    if (pieces.size() < first + count)
     {
-      pieces.push_back(sums[k]);
-      ShiftSums(pieces.back(), plan.axis, plan.firstPlane[s], request.computeShapeSums);
-      if (request.multiLabel)
+      // Grown, never cleared: a repeated call writes into memory already there.
+      if (pieces.capacity() < first + count)
+      {
+        pieces.reserve(std::max<std::size_t>(first + count, 2 * pieces.capacity()));
+      }
+      pieces.resize(first + count);
+    }
+    ParallelForRange(threads, count, std::uint64_t{ 1 } << 14, [&](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t k = begin; k < end; ++k)
+      {
+        pieces[first + k] = sums[k];
+        ShiftSums(pieces[first + k], plan.axis, plan.firstPlane[s], request.computeShapeSums);
+      }
+    });
+    if (request.multiLabel)
+    {
+      for (std::uint64_t k = 0; k < count; ++k)
       {
         m_Faces.classOf.push_back(sums[k].classValue);
       }
@@ -227,26 +245,38 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   }
 
   // The merge: one component per set of pieces touching across faces, in ITK's order, the cut undone.
-  const std::uint64_t count = m_Faces.Merge(m_MergedOf);
+  const std::uint64_t count = m_Faces.Merge(m_Tables.mergedOf);
   if (request.computeShapeSums)
   {
-    m_Faces.CorrectCutSums(m_MergedOf, request.computePerimeter, pieces);
+    m_Faces.CorrectCutSums(m_Tables.mergedOf, request.computePerimeter, pieces);
   }
   if (request.computeShapeSums && request.computePerimeter && !request.connectivity.IsFull(request.dimension))
   {
     CorrectSplitPieces(pieces);
   }
-  m_Sums.clear();
-  m_Sums.reserve(static_cast<std::size_t>(count));
-  for (std::size_t id = 0; id < pieces.size(); ++id)
+  // Each merged component: its first piece (the merge numbers them in that order), copied on all threads, then the
+  // other pieces added (integer sums, minima and maxima: the same in any order).
+  const std::size_t            numberOfPieces = static_cast<std::size_t>(m_Faces.firstComponent.back());
+  std::vector<std::uint64_t> & firstPiece = m_Tables.firstPiece;
+  firstPiece.assign(static_cast<std::size_t>(count), UINT64_MAX);
+  for (std::size_t id = 0; id < numberOfPieces; ++id)
   {
-    if (m_MergedOf[id] == m_Sums.size())
+    std::uint64_t & f = firstPiece[static_cast<std::size_t>(m_Tables.mergedOf[id])];
+    f = std::min<std::uint64_t>(f, id);
+  }
+  m_Tables.sums.resize(static_cast<std::size_t>(count));
+  ParallelForRange(threads, count, std::uint64_t{ 1 } << 14, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t m = begin; m < end; ++m)
     {
-      m_Sums.push_back(pieces[id]); // the component's first piece
+      m_Tables.sums[m] = pieces[firstPiece[m]];
     }
-    else
+  });
+  for (std::size_t id = 0; id < numberOfPieces; ++id)
+  {
+    const std::uint64_t merged = m_Tables.mergedOf[id];
+    if (firstPiece[static_cast<std::size_t>(merged)] != id)
     {
-      AddComponentSums(pieces[id], m_Sums[static_cast<std::size_t>(m_MergedOf[id])]);
+      AddComponentSums(pieces[id], m_Tables.sums[static_cast<std::size_t>(merged)]);
     }
   }
   m_Analyzed = true;
@@ -266,7 +296,7 @@ SlabEngine::CorrectSplitPieces(std::vector<ComponentSums> & pieces)
     std::vector<std::pair<std::uint64_t, std::uint64_t>> byMerged(static_cast<std::size_t>(count));
     for (std::uint64_t l = 0; l < count; ++l)
     {
-      byMerged[l] = { m_MergedOf[first + l], l };
+      byMerged[l] = { m_Tables.mergedOf[first + l], l };
     }
     std::sort(byMerged.begin(), byMerged.end());
     std::vector<std::uint8_t> split(static_cast<std::size_t>(count), 0);
@@ -298,7 +328,7 @@ SlabEngine::CorrectSplitPieces(std::vector<ComponentSums> & pieces)
     output.firstRow = firstPlane * rowsPerPlane;
     output.numberOfRows = (lastPlane - firstPlane + 1) * rowsPerPlane;
     m_Inner.WriteLabels(output);
-    m_Faces.CorrectSplitContacts(s, labels, output.firstRow, split, m_MergedOf, pieces);
+    m_Faces.CorrectSplitContacts(s, labels, output.firstRow, split, m_Tables.mergedOf, pieces);
   }
 }
 
@@ -343,7 +373,7 @@ SlabEngine::SlabTable(std::size_t s, const std::uint64_t * newIndex, std::vector
   table.resize(static_cast<std::size_t>(m_Faces.firstComponent[s + 1] - first));
   for (std::size_t l = 0; l < table.size(); ++l)
   {
-    const std::uint64_t merged = m_MergedOf[first + l];
+    const std::uint64_t merged = m_Tables.mergedOf[first + l];
     table[l] = newIndex ? newIndex[merged] : merged;
   }
 }
@@ -351,7 +381,7 @@ SlabEngine::SlabTable(std::size_t s, const std::uint64_t * newIndex, std::vector
 const std::vector<ComponentSums> &
 SlabEngine::GetFeatures() const
 {
-  return m_Sums;
+  return m_Tables.sums;
 }
 
 void
@@ -400,9 +430,9 @@ SlabEngine::ExportLines(const LineLayout & layout, const RunSelection & selectio
   }
   // Regrouped by merged component (or its new index): the slabs in order; where several pieces of one component
   // lie in one slab, their lines sorted back into raster order.
-  const std::size_t numGroups = static_cast<std::size_t>(selection.newIndex ? selection.numKept : m_Sums.size());
+  const std::size_t numGroups = static_cast<std::size_t>(selection.newIndex ? selection.numKept : m_Tables.sums.size());
   auto              groupOf = [&](std::uint64_t id) {
-    const std::uint64_t merged = m_MergedOf[id];
+    const std::uint64_t merged = m_Tables.mergedOf[id];
     return selection.newIndex ? selection.newIndex[merged] : merged;
   };
   std::vector<std::uint64_t> firstLine(numGroups + 1, 0);
@@ -495,7 +525,7 @@ SlabEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   {
     throw Error("the slab engine writes host columns (WritesDeviceColumns())");
   }
-  WriteBasicColumnsOfSums(m_Sums, geometry, columns, newIndex, Threads(0));
+  WriteBasicColumnsOfSums(m_Tables.sums, geometry, columns, newIndex, Threads(0));
 }
 
 std::uint64_t

@@ -126,12 +126,23 @@ struct SlabFaces
 void
 ShiftSums(ComponentSums & sums, unsigned axis, std::uint64_t offset, bool shapeSums);
 
+/** The slab engine's host tables, which can outlive it: with millions of components, fresh memory's page faults
+ * cost more than the slabs' labeling, so that the facade keeps them from one analysis to the next. */
+struct SlabTables
+{
+  std::vector<ComponentSums> pieces;     ///< per global component id (the first firstComponent.back() in use)
+  std::vector<ComponentSums> sums;       ///< per merged component
+  std::vector<std::uint64_t> firstPiece; ///< per merged component, its first piece's global id
+  std::vector<std::uint64_t> mergedOf;   ///< per global component id, its merged component
+};
+
 /** An Engine over another one, which it drives slab by slab: see the top of this file. */
 class SlabEngine final : public Engine
 {
 public:
-  /** `inner` must outlive this engine; host work runs on `numberOfThreads` threads (0: all). */
-  SlabEngine(Engine & inner, unsigned numberOfThreads);
+  /** `inner` must outlive this engine, and `tables` where given; host work runs on `numberOfThreads` threads (0:
+   * all). Without `tables` the engine has its own. */
+  SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables = nullptr);
 
   /** Analyzes `request` in slabs of `planesPerSlab` planes (the last one may be thinner). */
   std::uint64_t
@@ -201,8 +212,8 @@ private:
   Request                    m_Request;
   IntensitySums              m_NoIntensity;
   SlabFaces                  m_Faces;
-  std::vector<std::uint64_t> m_MergedOf; ///< per global component id
-  std::vector<ComponentSums> m_Sums;     ///< per merged component
+  SlabTables                 m_OwnTables;
+  SlabTables &               m_Tables;
   std::size_t                m_HeldSlab = 0;
   bool                       m_Analyzed = false;
 };
