@@ -462,6 +462,13 @@ def main():
 
 def large_volume_h200():
     large_volume("h200-2026-11-28b-large-volume-b52a860.json")
+    large_volume("h200-2026-11-28c-large-volume-a282224.json")
+    name = "h200-2026-11-28c-slab-split-a282224.json"
+    rounds = load(name)["rounds"]
+    rows = [[f"{i + 1}", f"{r['analysis_in_slabs_s']:.3f}", f"{r['thin_slab_alone_s']:.3f}",
+             f"{r['thick_slab_alone_s']:.3f}", f"{r['merge_and_host_work_s']:.3f}"] for i, r in enumerate(rounds)]
+    section("The 1700³ analysis in slabs against its slabs alone (s)", [name], table(
+        ["call", "analysis in 2 slabs", "thin slab alone", "thick slab alone", "the merge's host work"], rows))
 
 
 def check(page):
