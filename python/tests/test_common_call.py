@@ -96,6 +96,22 @@ def test_short_path_equals_general_path(library, backend, shape, short_path_call
             assert len(short_path_calls) == calls + bool(request.get("return_table"))  # the general path took none
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(37,), (45, 38), (9, 11, 13)], ids=lambda s: "x".join(map(str, s)))
+@pytest.mark.parametrize("budget", [1, 30_000])
+def test_short_path_in_slabs(backend, shape, budget, short_path_calls):
+    """Under a memory budget a host image is analyzed in slabs (2-D and 3-D): the slab engine writes the block."""
+    for seed, (density, granularity) in enumerate([(0.2, 1), (0.5, 2)]):
+        image = random_image(shape, density, granularity, seed)
+        request = dict(return_table=True, backend=backend, memory_budget=budget, connectivity="full")
+        result = cudacca.label(image, **request)
+        if len(shape) > 1:
+            assert cudacca._label._analysis().number_of_slabs > 1
+        _assert_same(result, _general(image, **request))
+        _assert_same(result, cudacca.label(image, return_table=True, backend=backend, connectivity="full"))
+    assert len(short_path_calls) == 4
+
+
 @pytest.mark.parametrize("library, backend", CASES)
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int32, np.uint64, np.float32, np.float64])
 def test_short_path_pixel_types(library, backend, dtype, short_path_calls):
