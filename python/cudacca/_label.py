@@ -40,8 +40,9 @@ def _analysis():
 def _analyze(analysis, stream, image, mask, connectivity, backend, device, threads, min_size, min_physical_size, keep, sort,
              pixel_volume, shape_sums, perimeter, batch_extent=0, memory_budget=0, multilabel=False, per_class=False,
              class_values=False, intensity=None, periodic_axes=0, value_tolerance=-1.0):
-    """One engine analysis of `image` (on the caller's CUDA `stream` for a device array, else 0), then the engines' pending warning (the
-    automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the component count."""
+    """One engine analysis of `image` (on the caller's CUDA `stream` for a device array, else 0), then the engines'
+    pending warning (the automatic backend's CPU fallback) as a RuntimeWarning at the user's call; returns the
+    component count."""
     count = analysis.run(image, mask, int(connectivity), backend, int(device), int(threads), int(min_size),
                          float(min_physical_size), int(keep), bool(sort), float(pixel_volume), bool(shape_sums),
                          bool(perimeter), int(stream), int(batch_extent), int(memory_budget), bool(multilabel),
