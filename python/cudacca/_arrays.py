@@ -93,31 +93,6 @@ class Input:
             array = array.astype(np.int64)
         return torch.from_numpy(array).to(f"cuda:{self.device}")
 
-    def labels_column(self, count, skip_value, threads=0):
-        """The labels 0 .. count-1 plus one from skip_value on (ITK's rule), made where the image is: 1 .. count
-        for skip_value 0. A large host column is written on `threads` threads (0: all)."""
-        if self.library == "cupy" and self.device >= 0:
-            import cupy
-
-            with cupy.cuda.Device(self.device):
-                if skip_value == 0:
-                    return cupy.arange(1, count + 1, dtype=cupy.uint64)
-                k = cupy.arange(count, dtype=cupy.uint64)
-                return k + (k >= skip_value).astype(cupy.uint64)
-        if self.library == "torch":
-            import torch
-
-            device = "cpu" if self.device < 0 else f"cuda:{self.device}"
-            if skip_value == 0:
-                return torch.arange(1, count + 1, dtype=torch.int64, device=device)
-            k = torch.arange(count, dtype=torch.int64, device=device)
-            return k + (k >= skip_value).to(torch.int64)
-        if skip_value == 0 and count * 8 < _CACHED_OUTPUT_BYTES:  # a small table: numpy's own arange costs least
-            return np.arange(1, count + 1, dtype=np.uint64)
-        column = host_empty((count,), np.uint64)
-        _core.write_label_column(column, int(skip_value), int(threads))  # mostly first-touched pages
-        return column
-
 
 #: Host outputs from this size on come from the package's memory cache (_core.host_empty): below it, malloc reuses
 #: freed memory itself, and a fresh block's page faults cost little.

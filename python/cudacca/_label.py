@@ -353,7 +353,7 @@ def label(
         labels = _to_itk(labels, inp.itk_image)
     if not return_table:
         return labels
-    table = _table.build(analysis, inp, names, count, 0, start, itk_spacing, origin, direction, int(threads))
+    table = _table.build(analysis, inp, names, count, start, itk_spacing, origin, direction, int(threads))
     if multilabel and inp.library in ("numpy", "cupy"):
         # the int64's bits, as the input's values (PyTorch keeps int64: it has few unsigned types)
         table[_table.CLASS] = table[_table.CLASS].astype(inp.array.dtype)

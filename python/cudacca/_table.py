@@ -127,14 +127,14 @@ class Table(dict):
         return f"<cudacca.Table: {n} rows, columns {', '.join(self.keys())}>"
 
 
-_BASIC_COLUMNS = ("num_pixels", "area", "bbox", "centroid", "image", CLASS)
+_BASIC_COLUMNS = ("label", "num_pixels", "area", "bbox", "centroid", "image", CLASS)
 _BASIC_DTYPE = {"area": np.float64, "centroid": np.float64, "bbox": np.int64, "image": np.int64, CLASS: np.int64}
 
 
 def write_basic(analysis, inp, names, count, start, spacing, origin, direction, batch_stride=0):
-    """The basic columns among `names` (and a batch's `image`), each a (components, count) block written by the
-    engine straight from its per-sum arrays into an array where the image is (numpy, or CuPy / PyTorch on its
-    GPU)."""
+    """The basic columns among `names` (the labels 1..K included; a batch's `image`), each a (components, count)
+    block written by the engine straight from its per-sum arrays into an array where the image is (numpy, or CuPy /
+    PyTorch on its GPU)."""
     ndim = inp.ndim
     # Components merged on the host (periodic boundaries) have host columns, moved where the image is after.
     on_host = inp.device >= 0 and not analysis.device_columns
@@ -212,7 +212,7 @@ def basic_table(analysis, inp, names, count, start, spacing, origin, direction, 
     column kept keeps no other alive."""
     rows, row_count = _basic_rows(inp.ndim)
     if count * row_count * 8 >= _arrays._CACHED_OUTPUT_BYTES or (inp.device >= 0 and not analysis.device_columns):
-        return build(analysis, inp, names, count, 0, start, spacing, origin, direction, threads)
+        return build(analysis, inp, names, count, start, spacing, origin, direction, threads)
     block = inp.empty_table((row_count, count), np.uint64)
     if count > 0:
         analysis.write_basic_table(block, start, spacing, origin, _flat(direction))
@@ -236,14 +236,14 @@ def basic_table(analysis, inp, names, count, start, spacing, origin, direction, 
 _INT64, _FLOAT64 = np.dtype(np.int64), np.dtype(np.float64)
 
 
-def build(analysis, inp, names, count, skip_value, start, spacing, origin, direction, threads):
-    """The asked columns: the basic ones from the engine where the image is (write_basic), the shape ones
-    computed on the host (and moved there)."""
+def build(analysis, inp, names, count, start, spacing, origin, direction, threads):
+    """The asked columns: the basic ones (the labels included) from the engine where the image is (write_basic),
+    the shape ones computed on the host (and moved there)."""
     ndim = inp.ndim
     basic = write_basic(analysis, inp, names, count, start, spacing, origin, direction)
     shape = {}
     for name in names:
-        if name == "label" or name in basic:
+        if name in basic:
             continue
         components, is_float = _core.column_info(name, ndim)[:2]
         shape[name] = _arrays.host_empty((components, count), np.float64 if is_float else _INTEGER_DTYPE[name])
@@ -254,10 +254,7 @@ def build(analysis, inp, names, count, skip_value, start, spacing, origin, direc
         analysis.fill_columns(flat, list(start), list(spacing), list(origin), [float(v) for row in direction for v in row],
                               feret, obb, threads)
     shape = {name: inp.from_host(a) for name, a in shape.items()}
-    table = Table()
-    if "label" in names:
-        table["label"] = inp.labels_column(count, skip_value, threads)
-    return add_columns(table, {**basic, **shape}, [n for n in names if n != "label"], ndim)
+    return add_columns(Table(), {**basic, **shape}, names, ndim)
 
 
 def _to_numpy(a):

@@ -23,7 +23,6 @@
 #include "itkCudaConnectedComponentAnalysisEngine.h"
 #include "itkCudaConnectedComponentAnalysisAttributes.h"
 
-#include "itkCCAParallelFor.h"
 #include "itkCCAPythonHostCache.h"
 #include "itkCCAPythonTable.h"
 #include "itkCCAPairsAcross.h"
@@ -38,7 +37,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 
 namespace nb = nanobind;
 using Engine = itk::CudaConnectedComponentAnalysisEngine;
@@ -335,9 +333,9 @@ public:
     itk::cca::python::FillColumns(m_Engine, t);
   }
 
-  /** The basic columns into arrays where the image is (numpy, or CuPy/PyTorch on its device): "num_pixels"
-   * (1 x K), "area" (1 x K), "bbox" (2D x K: first index per array axis, then end), "centroid" (D x K), each
-   * row C-contiguous, 64-bit. */
+  /** The basic columns into arrays where the image is (numpy, or CuPy/PyTorch on its device): "label" (1 x K: the
+   * labels 1 .. K), "num_pixels" (1 x K), "area" (1 x K), "bbox" (2D x K: first index per array axis, then end),
+   * "centroid" (D x K), each row C-contiguous, 64-bit. */
   void
   WriteBasicColumns(nb::dict columns, const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
                     const std::vector<double> & origin, const std::vector<double> & direction,
@@ -376,13 +374,13 @@ public:
   /** The default table in one step: `block` (where device_columns says: the image's GPU or host memory) holds
    * 3 + 3D rows of K 64-bit values, the labels 1 .. K, "num_pixels", "area", "bbox" (2D rows) and "centroid" (D
    * rows), in that order (cudacca's short path for the common call, where write_basic_columns() takes a dict of
-   * arrays and the labels come from a pass of their own). */
+   * arrays). */
   void
   WriteBasicTable(nb::ndarray<> & block, const std::vector<std::int64_t> & start, const std::vector<double> & spacing,
                   const std::vector<double> & origin, const std::vector<double> & direction)
   {
     RequireAnalysis();
-    const unsigned d = m_Dimension;
+    const unsigned         d = m_Dimension;
     itk::cca::BasicColumns c;
     c.onDevice = DeviceColumns();
     if (block.ndim() != 2 || block.shape(0) != 3 + 3 * std::size_t{ d } || block.shape(1) != m_Count ||
@@ -394,7 +392,7 @@ public:
     const itk::cca::Geometry geometry = MakeGeometry(start, spacing, origin, direction);
     auto * const             base = static_cast<char *>(block.data());
     const std::size_t        rowBytes = m_Count * 8;
-    c.label = reinterpret_cast<std::uint64_t *>(base);
+    SetBasicColumn(c, "label", base);
     SetBasicColumn(c, "num_pixels", base + rowBytes);
     SetBasicColumn(c, "area", base + 2 * rowBytes);
     SetBasicColumn(c, "bbox", base + 3 * rowBytes);
@@ -494,14 +492,18 @@ private:
     return g;
   }
 
-  /** Points `c`'s column `name` ("num_pixels", "area", "class", "bbox": 2D rows, "centroid": D rows; rows of K
+  /** Points `c`'s column `name` ("label", "num_pixels", "area", "class", "bbox": 2D rows, "centroid": D rows; rows of K
    * 64-bit values in array axis order) at `base`; false for another name. */
   bool
   SetBasicColumn(itk::cca::BasicColumns & c, const std::string & name, char * base) const
   {
     const unsigned d = m_Dimension;
     auto           row = [&](std::size_t r) { return base + r * m_Count * 8; };
-    if (name == "num_pixels")
+    if (name == "label")
+    {
+      c.label = reinterpret_cast<std::uint64_t *>(base);
+    }
+    else if (name == "num_pixels")
     {
       c.numberOfPixels = reinterpret_cast<std::uint64_t *>(base);
     }
@@ -772,27 +774,4 @@ NB_MODULE(_core, m)
     [](std::size_t bytes) { return itk::cca::python::HostBlockCache::Instance().SetLimit(bytes); },
     nb::arg("bytes"));
   m.def("free_host_cache", []() { itk::cca::python::HostBlockCache::Instance().FreeAll(); });
-  // The table's label column on the host: the labels 0 .. n-1, plus one from skip_value on (ITK's rule; 1 .. n for
-  // skip_value 0), written on `threads` threads (0: all; a large table's column is mostly first-touched pages).
-  m.def(
-    "write_label_column",
-    [](nb::ndarray<std::uint64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> out,
-       std::uint64_t                                                          skipValue,
-       unsigned                                                               threads) {
-      std::uint64_t *        data = out.data();
-      const std::uint64_t    n = out.shape(0);
-      nb::gil_scoped_release release;
-      itk::cca::ParallelForRange(threads != 0 ? threads : std::max(1u, std::thread::hardware_concurrency()),
-                                 n,
-                                 std::uint64_t{ 1 } << 18,
-                                 [&](std::uint64_t begin, std::uint64_t end) {
-                                   for (std::uint64_t k = begin; k < end; ++k)
-                                   {
-                                     data[k] = k + (k >= skipValue ? 1 : 0);
-                                   }
-                                 });
-    },
-    nb::arg("out"),
-    nb::arg("skip_value"),
-    nb::arg("threads"));
 }
