@@ -10,8 +10,8 @@ import json
 import cudacca
 from cudacca.benchmark import BASIC, blobs, per_call
 
-SHAPES = [(s, s) for s in (32, 48, 64, 80, 96, 112, 128, 160, 192, 256)] + \
-         [(s, s, s) for s in (12, 16, 20, 24, 28, 32, 40, 48)]
+SHAPES = [(s, s) for s in (32, 48, 64, 80, 96, 112, 128, 160, 192, 256, 320, 384, 448, 512)] + \
+         [(s, s, s) for s in (12, 16, 20, 24, 28, 32, 40, 48, 56, 64)]
 
 
 def main():

@@ -72,6 +72,35 @@ def test_every_scalar_type(dtype):
     for backend in BACKENDS:
         np.testing.assert_array_equal(cudacca.label(image, backend=backend), expected)
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float32", "float64"])
+def test_rows_of_every_width_and_value(dtype):
+    """The row scan reads 64 pixels at a time: rows shorter than, equal to and just past multiples of 64, runs
+    across the 64-pixel boundaries, and the values whose test for zero is easy to get wrong (NaN and the smallest
+    subnormal are foreground, -0.0 is not; a 64-bit value whose low or high 32 bits are zero is foreground), in the
+    image and in the mask."""
+    info = np.finfo(dtype) if dtype.startswith("float") else None
+    special = {"float32": [np.nan, info.smallest_subnormal if info else 0, -1.0],
+               "float64": [np.nan, info.smallest_subnormal if info else 0, 1e300],
+               "int64": [2**32, -(2**32), 1, -(2**63)], "uint64": [2**32, 2**63, 1, 2**64 - 1]}
+    rng = np.random.default_rng(64)
+    for width in (1, 2, 63, 64, 65, 127, 128, 129, 200, 256):
+        for d, g in [(0.5, 1), (0.3, 5), (0.9, 1), (0.02, 1), (0.98, 70)]:
+            cells = random_image((9, width), d, g, seed=width + g)
+            values = np.zeros(cells.shape, dtype)
+            if dtype in special:
+                choices = np.array(special[dtype], dtype=dtype)
+                values[cells != 0] = choices[rng.integers(0, len(choices), int((cells != 0).sum()))]
+                values[(cells == 0) & (rng.random(cells.shape) < 0.5)] = -0.0 if dtype.startswith("float") else 0
+            else:
+                values[cells != 0] = 1
+            foreground = values != 0
+            assert (foreground == (cells != 0)).all()  # the values chosen are what the test says they are
+            mask = random_image(values.shape, 0.7, 3, seed=width).astype(dtype) * (values.dtype.type(1))
+            for backend in BACKENDS:
+                np.testing.assert_array_equal(cudacca.label(values, backend=backend), reference_labels(foreground))
+                np.testing.assert_array_equal(cudacca.label(values, mask=mask, backend=backend),
+                                              reference_labels(foreground & (mask != 0)))
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("name", ["coins", "camera", "horse", "binary_blobs"])
 def test_real_images_equal_skimage(backend, name):
