@@ -80,3 +80,26 @@ assert any("using the CPU engine" in str(x.message) for x in w)
 print("cudacca CPU-only wheel:", cudacca.last_backend()[1], "-", len(table["label"]), "objects")
 PY
 )
+
+# The napari plugin: the CPU-only wheel with napari (requirements-napari.txt) in its venv, the widget's tests in a
+# headless viewer under Xvfb (Qt's xcb platform and Mesa's OpenGL, from Debian). CCA_SKIP_NAPARI=1 leaves it out.
+if [ "${CCA_SKIP_NAPARI:-0}" != 1 ]; then
+  echo "== napari plugin: the CPU-only wheel with napari, the dock widget's tests under Xvfb"
+  missing=()
+  for p in xvfb xauth libgl1-mesa-dri libegl1 libfontconfig1 libdbus-1-3 libxkbcommon-x11-0 libxcb-icccm4 \
+           libxcb-keysyms1 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 libxcb-shape0 \
+           libxcb-xfixes0 libxcb-cursor0; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "python-tests: installing ${missing[*]}"
+    sudo_cmd=""
+    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+    $sudo_cmd apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  wheel=$(ls "$out"/wheel-cpu/cudacca-*.whl)
+  "$out/venv-cpu/bin/pip" install -q -r "$root/python/requirements-napari.txt" "$wheel[napari]"
+  (cd "$out" && QT_QPA_PLATFORM=xcb xvfb-run -a "$out/venv-cpu/bin/python" -m pytest -q -p no:cacheprovider \
+    -W ignore::DeprecationWarning "$root/python/tests/test_napari.py" "$root/python/tests/test_napari_compute.py")
+fi
