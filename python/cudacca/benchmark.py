@@ -14,6 +14,7 @@ Rows (each where its library is installed and, for the GPU rows, a GPU is usable
   skimage              skimage.measure.label + regionprops_table (CPU)
   cupyx+cucim          cupyx.scipy.ndimage.label + cucim.skimage.measure.regionprops_table (GPU, CuPy in/out)
   itk                  itk.ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (CPU, pip's itk)
+With --napari: the napari widget's run on one volume (cudacca/napari/_benchmark.py says what each row does).
 With --zarr: a volume in a Zarr store, labelled chunk by chunk and written back to Zarr, by cudacca's Dask path
 (labels + table) and by dask-image's ndmeasure.label (labels), on the same scheduler in the same run.
 Bounds: the PCIe bound of a host call (image up, labels and table down, at the measured pinned copy rates) and the
@@ -543,6 +544,8 @@ def main(argv=None):
                         "against cc3d and MONAI")
     p.add_argument("--dims", default="2,3", help="--cc3d-options: the image dimensions to run (default 2,3)")
     p.add_argument("--classes", type=int, default=100, help="--multiclass: the number of classes (default 100)")
+    p.add_argument("--napari", action="store_true",
+                   help="instead: the napari widget's run on a --size3d³ volume against scikit-image and cc3d")
     p.add_argument("--cc3d-options", action="store_true",
                    help="instead: periodic boundaries, value tolerance (delta) and contacts against cc3d on a "
                         "--size2d² and a --size3d³ image")
@@ -553,6 +556,10 @@ def main(argv=None):
         return zarr_rows(args)
     if args.multiclass:
         return multiclass_rows(args)
+    if args.napari:
+        from .napari._benchmark import napari_rows
+
+        return napari_rows(args)
     if args.quick:
         args.size2d, args.size3d = 512, 64
     if args.cc3d_options:

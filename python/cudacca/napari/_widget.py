@@ -109,7 +109,7 @@ class ConnectedComponentsWidget(QWidget):
         form.addRow("Backend", self.backend_combo)
 
         available, why = cudacca.cuda_available()
-        self.device_label = QLabel("GPU: the CUDA engine" if available else f"No GPU: the CPU engine ({why})")
+        self.device_label = QLabel("GPU: the CUDA engine" if available else f"No GPU: the CPU engine labels. {why}")
         self.device_label.setWordWrap(True)
         self.run_button = QPushButton("Run")
         self.cancel_button = QPushButton("Cancel")
@@ -297,7 +297,8 @@ class ConnectedComponentsWidget(QWidget):
                                                    features=result.table)
         self.table_model.set_frame(result.table)
         self.export_button.setEnabled(True)
-        self.status.setText(f"{len(result.table):,} objects in {result.seconds:.3f} s ({result.backend})")
+        count = len(result.table)
+        self.status.setText(f"{count:,} object{'' if count == 1 else 's'} in {result.seconds:.3f} s ({result.backend})")
 
     # ------------------------------------------------------------------------------------------------ the table
     def select_row(self, row):
