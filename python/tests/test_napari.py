@@ -151,8 +151,11 @@ def test_bad_choices_are_notifications(qtbot, viewer_and_widget):
     assert widget.output_layer is None and widget.run_button.isEnabled()
 
 
-def test_cancel_leaves_the_viewer_usable(qtbot, viewer_and_widget):
+def test_cancel_leaves_the_viewer_usable(qtbot, viewer_and_widget, monkeypatch):
+    from cudacca.napari import _compute
+
     viewer, widget = viewer_and_widget
+    monkeypatch.setattr(_compute, "BATCH_PIXELS", 10 * 64 * 64)  # 100 calls of 10 frames, cancelled in between
     frames = np.stack([random_image((64, 64), 0.5, 1, seed=t) for t in range(1000)])
     viewer.add_labels(frames, name="long")
     widget.input_combo.setCurrentText("long")
@@ -163,6 +166,7 @@ def test_cancel_leaves_the_viewer_usable(qtbot, viewer_and_widget):
     qtbot.waitUntil(lambda: widget.worker is None, timeout=60000)
     assert worker.abort_requested
     assert widget.output_layer is None and "cancelled" in widget.status.text()
+    assert widget.progress.value() < 1000  # stopped before its last frame
     # and the next run works
     widget.frames_combo.setCurrentText("current frame")
     layer = run_to_end(qtbot, widget)

@@ -61,11 +61,16 @@ def test_physical_minimum_size_from_the_scale():
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_every_frame_of_a_time_series(backend):
+@pytest.mark.parametrize("path", ["one batch", "batches of two frames", "frame by frame"])
+def test_every_frame_of_a_time_series(backend, path, monkeypatch):
     frames = np.stack([random_image((30, 41), 0.45, 2, seed=s) for s in range(5)])
     frames[3] = 0  # a frame without objects
+    if path == "batches of two frames":
+        monkeypatch.setattr(_compute, "BATCH_PIXELS", 2 * 30 * 41)
+    # a mask (of ones: the same foreground) takes the frame-by-frame path
+    mask = np.ones(frames.shape, np.uint8) if path == "frame by frame" else None
     result = _compute.run(frames, _compute.Settings(spatial_dims=2, backend=backend, keep_largest=3),
-                          is_labels=True, scale=(1.0, 0.7, 0.7))
+                          is_labels=True, scale=(1.0, 0.7, 0.7), mask=mask)
     assert result.labels.shape == frames.shape
     offset = 0
     for t in range(len(frames)):
@@ -79,6 +84,21 @@ def test_every_frame_of_a_time_series(backend):
         np.testing.assert_array_equal(rows["num_pixels"].to_numpy(), table["num_pixels"])
         offset += len(table["label"])
     assert len(np.unique(result.table["index"])) == len(result.table)
+
+
+def test_every_frame_of_a_4d_stack():
+    stack = np.stack([np.stack([random_image((9, 20, 21), 0.4, 2, seed=10 * t + c) for c in range(2)])
+                      for t in range(3)])  # (t, c, z, y, x)
+    result = _compute.run(stack, _compute.Settings(spatial_dims=3, connectivity="full", sort=True), is_labels=True)
+    assert result.labels.shape == stack.shape
+    offset = 0
+    for t, c in np.ndindex(3, 2):
+        labels, table = cudacca.label(stack[t, c], connectivity="full", sort=True, return_table=True)
+        np.testing.assert_array_equal(result.labels[t, c], np.where(labels != 0, labels.astype(np.int64) + offset, 0))
+        rows = result.table[(result.table["frame-0"] == t) & (result.table["frame-1"] == c)]
+        np.testing.assert_array_equal(rows["num_pixels"].to_numpy(), table["num_pixels"])
+        np.testing.assert_allclose(rows["centroid-0"].to_numpy(), table["centroid-0"], rtol=1e-12)
+        offset += len(table["label"])
 
 
 def test_the_current_frame_of_a_4d_stack():

@@ -121,6 +121,54 @@ def _with_index(table):
     return table
 
 
+#: Frames go to label_batch in groups of about this many pixels: a call each, after which the progress is said and
+#: a cancel is heeded.
+BATCH_PIXELS = 1 << 24
+
+
+def _add_frame_columns(table, index_of_rows, leading):
+    """The frame columns first: `frame` for one leading axis, `frame-0`, `frame-1`, ... for more."""
+    indices = np.unravel_index(np.asarray(index_of_rows, np.int64), leading)
+    for axis, values in enumerate(indices):
+        table.insert(axis, "frame" if len(leading) == 1 else f"frame-{axis}", values)
+
+
+def _every_frame_in_batches(data, settings, is_labels, spacing, leading, start):
+    """Every frame of a stack (no mask, intensity or classes) through label_batch, a group of frames per call, with
+    one numbering over the stack."""
+    import pandas
+
+    d = settings.spatial_dims
+    frame_shape = tuple(data.shape[-d:])
+    count = int(np.prod(leading))
+    stack = data.reshape((count,) + frame_shape)
+    per_call = max(1, BATCH_PIXELS // max(1, int(np.prod(frame_shape))))
+    keep = int(settings.keep_largest) or None
+    size = {"min_physical_size": float(settings.min_size)} if settings.physical else \
+        {"min_size": int(round(settings.min_size))}
+    pieces, tables, offset = [], [], 0
+    for first in range(0, count, per_call):
+        labels, table = cudacca.label_batch(
+            foreground(stack[first:first + per_call], settings, is_labels), connectivity=settings.connectivity,
+            keep_largest=keep, sort=settings.sort, spacing=spacing, return_table=True, running_labels=True,
+            backend=settings.backend, **size)
+        table = table.to_pandas()
+        if len(table):
+            dtype = labels.dtype if offset + len(table) < np.iinfo(labels.dtype).max else np.dtype(np.uint64)
+            labels = labels.astype(dtype, copy=False)
+            labels[labels != 0] += dtype.type(offset)
+            table["label"] = table["label"].astype(np.int64) + offset
+            offset = int(table["label"].max())
+        _add_frame_columns(table, first + table.pop("image").to_numpy(), leading)
+        pieces.append(labels)
+        tables.append(table)
+        yield min(count, first + per_call), count
+    dtype = np.result_type(*[p.dtype for p in pieces])
+    stacked = np.concatenate([p.astype(dtype, copy=False) for p in pieces]).reshape(tuple(leading) + frame_shape)
+    table = _with_index(pandas.concat(tables, ignore_index=True))
+    return Result(stacked, table, cudacca.last_backend()[1], time.perf_counter() - start)
+
+
 def run(data, settings, **options):
     """iter_run() to its end: the Result."""
     steps = iter_run(data, settings, **options)
@@ -152,6 +200,9 @@ def iter_run(data, settings, *, is_labels=False, scale=None, mask=None, intensit
         yield 1, 1
         return Result(labels, _with_index(table), cudacca.last_backend()[1], time.perf_counter() - start)
 
+    if settings.frame is None and mask is None and intensity is None and not settings.multilabel \
+            and not is_dask_array(data):
+        return (yield from _every_frame_in_batches(data, settings, is_labels, spacing, leading, start))
     frames = [settings.frame] if settings.frame is not None else list(np.ndindex(*leading))
     pieces, tables, offset = [], [], 0
     for done, index in enumerate(frames):
@@ -165,8 +216,7 @@ def iter_run(data, settings, *, is_labels=False, scale=None, mask=None, intensit
             labels = np.where(labels != 0, labels.astype(dtype) + dtype.type(offset), dtype.type(0))
             table["label"] = table["label"] + offset
             offset = int(table["label"].max())
-        for axis, i in enumerate(index):
-            table.insert(axis, "frame" if len(index) == 1 else f"frame-{axis}", i)
+        _add_frame_columns(table, np.full(len(table), np.ravel_multi_index(index, leading)), leading)
         pieces.append(labels)
         tables.append(table)
         yield done + 1, len(frames)
