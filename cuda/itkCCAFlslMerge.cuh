@@ -46,13 +46,17 @@ struct NeighborRows
   bool widened[4]; ///< that row's x-neighbors join too (PrecedingNeighborRowOffsets)
 };
 
-/** The plain union of two runs' sets. */
+/** The plain union of two runs' sets. Its finds only read (BUF's union): on the H200, path halving's writes, which
+ * land on the nodes that every thread walks to the root of a large component, made the merge 1.6-1.7x slower on
+ * dense images (3D 512³ d = 0.6, 26-connectivity: 17.1 against 10.5 ms a call) and gained nothing on chains built to
+ * make the trees deep (a one-pixel column, a serpentine, a staircase: scripts/device-merge-find.py). The trees are
+ * flattened once the merge is done (FlattenAndMarkRootsPass). */
 struct PlainUnite
 {
   __device__ __forceinline__ void
   operator()(std::uint32_t * parent, std::uint32_t a, std::uint32_t b) const
   {
-    Unite(parent, a, b);
+    Unite<NoLinkAction, false>(parent, a, b);
   }
 };
 

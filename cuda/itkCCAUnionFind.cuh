@@ -80,7 +80,7 @@ struct NoLinkAction
  * link may have been replaced by ours; retrying with the value it held reconnects both sets.
  * `onLink(high, low)` runs once this thread's atomicMin has made root `high` a child of `low`: exactly
  * one thread does so for each root (the on-the-fly merge moves features there). `PathHalving` false: the
- * roots are found by reads only (FindRoot), as BUF's paper does; the engine halves paths against long chains. */
+ * roots are found by reads only (FindRoot), as BUF's paper does and the run merge (PlainUnite) does. */
 template <typename TOnLink = NoLinkAction, bool PathHalving = true>
 __device__ __forceinline__ void
 Unite(std::uint32_t * parent, std::uint32_t a, std::uint32_t b, const TOnLink & onLink = TOnLink())
