@@ -32,7 +32,6 @@ def main(out):
     viewer.window.add_dock_widget(widget, name="Connected components", area="right")
     widget.input_combo.setCurrentText("Anatomical")
     widget.lower.setValue(9000)
-    widget.upper.setValue(float(volume.max()))
     widget.connectivity_combo.setCurrentText("full (26)")
     widget.units_combo.setCurrentIndex(1)
     widget.min_size.setValue(50)

@@ -43,8 +43,7 @@ def test_image_2d_threshold(qtbot, viewer_and_widget):
     data = (random_image((90, 120), 0.5, 4, seed=2) * 200 + rng.normal(0, 30, (90, 120))).astype(np.float32)
     viewer.add_image(data, name="cells", scale=(0.5, 0.25), translate=(10, -4))
     widget.input_combo.setCurrentText("cells")
-    widget.lower.setValue(100)
-    widget.upper.setValue(1e6)
+    widget.lower.setValue(100)  # no upper bound: "at most" unchecked
     widget.connectivity_combo.setCurrentIndex(1)  # full
     widget.sort.setChecked(True)
     layer = run_to_end(qtbot, widget)
@@ -128,6 +127,7 @@ def test_dask_layer(qtbot, viewer_and_widget):
                      contrast_limits=(0, 1))
     widget.input_combo.setCurrentText("lazy")
     widget.lower.setValue(0.5)
+    widget.use_upper.setChecked(True)
     widget.upper.setValue(2)
     layer = run_to_end(qtbot, widget)
     labels, table = cudacca.label(data, return_table=True, spacing=(1.0, 1.0, 1.0))

@@ -152,6 +152,37 @@ def test_dask_and_zarr_layers_chunk_by_chunk():
     np.testing.assert_array_equal(np.asarray(from_zarr.labels), expected.labels)
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int16", "float32", "float64"])
+def test_threshold_bounds(dtype):
+    """Each pair of bounds (none, either, both; bounds at the dtype's limits, which the threshold may skip) gives
+    exactly the pixels within them, NaN never; numpy and Dask alike."""
+    rng = np.random.default_rng(8)
+    info = np.finfo(dtype) if dtype.startswith("float") else np.iinfo(dtype)
+    values = rng.integers(max(info.min, -300), min(info.max, 300), (30, 40)).astype(dtype)
+    if dtype.startswith("float"):
+        values[::7, ::5] = np.nan
+    bounds = [(None, None), (10, None), (None, 10), (-20, 100), (info.min, None), (None, info.max),
+              (float(info.min), float(info.max)), (50, 50)]
+    for lower, upper in bounds:
+        expected = np.ones(values.shape, bool)
+        if lower is not None:
+            expected &= values >= lower
+        if upper is not None:
+            expected &= values <= upper
+        if dtype.startswith("float"):
+            expected &= ~np.isnan(values)
+        settings = _compute.Settings(lower=lower, upper=upper)
+        np.testing.assert_array_equal(_compute.foreground(values, settings, False), expected, err_msg=f"{lower} {upper}")
+        result = _compute.run(values, settings)
+        np.testing.assert_array_equal(result.labels, cudacca.label(expected))
+        try:
+            import dask.array as da
+        except ImportError:
+            continue
+        lazy = _compute.foreground(da.from_array(values, chunks=(16, 16)), settings, False)
+        np.testing.assert_array_equal(np.asarray(lazy), expected)
+
+
 def test_choices_refused_with_a_sentence():
     image = np.zeros((20, 30), np.float32)
     with pytest.raises(ValueError, match="lower bound 5 is above its upper bound 1"):

@@ -46,7 +46,7 @@ def napari_rows(args):
     side = args.size3d
     image = volume(side)
     lower = 50.0
-    settings = _compute.Settings(lower=lower, upper=np.inf, connectivity="full", spatial_dims=3)
+    settings = _compute.Settings(lower=lower, connectivity="full", spatial_dims=3)
     rows = {}
     objects = None
     for backend in ("auto", "cpu"):

@@ -64,15 +64,30 @@ def _as_array(data):
 
 
 def foreground(data, settings, is_labels):
-    """The image label() is given: an Image layer's pixels within [lower, upper] as uint8 (lazy for Dask), a Labels
-    layer's data as it is."""
+    """The image label() is given: an Image layer's pixels within [lower, upper] (either bound may be None: no bound)
+    as a boolean array (lazy for Dask), a Labels layer's data as it is. One comparison pass where there is one bound
+    (or the upper one cannot exclude a value of the dtype), two otherwise, the second in place: on a 512³ float32
+    volume the threshold is as long as the GPU's labeling, so no pass is spent on a conversion."""
     if is_labels:
         return data
-    lower = -np.inf if settings.lower is None else settings.lower
-    upper = np.inf if settings.upper is None else settings.upper
-    if lower > upper:
+    lower, upper = settings.lower, settings.upper
+    if lower is not None and upper is not None and lower > upper:
         raise ValueError(f"the threshold's lower bound {lower:g} is above its upper bound {upper:g}")
-    return ((data >= lower) & (data <= upper)).astype(np.uint8)
+    dtype = np.dtype(data.dtype)
+    if upper is not None and (upper == np.inf or (dtype.kind in "biu" and upper >= np.iinfo(dtype).max)):
+        upper = None
+    if lower is not None and dtype.kind in "biu" and lower <= np.iinfo(dtype).min:
+        lower = None
+    if lower is None and upper is None:
+        return data == data if dtype.kind == "f" else np.ones_like(data, dtype=bool)  # NaN is not within any bound
+    if lower is None:
+        return data <= upper
+    within = data >= lower
+    if upper is None:
+        return within
+    if isinstance(within, np.ndarray):
+        return np.logical_and(within, data <= upper, out=within)
+    return within & (data <= upper)
 
 
 def check(data, settings, is_labels, mask=None, intensity=None):

@@ -68,9 +68,12 @@ class ConnectedComponentsWidget(QWidget):
         self.input_combo = QComboBox()
         self.lower = self._spin()
         self.upper = self._spin()
+        self.upper.setEnabled(False)
+        self.use_upper = QCheckBox("at most")
+        self.use_upper.toggled.connect(self.upper.setEnabled)
         threshold = QHBoxLayout()
         threshold.addWidget(self.lower)
-        threshold.addWidget(QLabel("to"))
+        threshold.addWidget(self.use_upper)
         threshold.addWidget(self.upper)
         self.threshold_label = QLabel("Threshold")
         self.multilabel = QCheckBox("each value a class (multi-class segmentation)")
@@ -180,7 +183,7 @@ class ConnectedComponentsWidget(QWidget):
     def _input_changed(self, *_):
         layer = self._layer(self.input_combo)
         is_labels = isinstance(layer, Labels)
-        for widget in (self.lower, self.upper, self.threshold_label):
+        for widget in (self.lower, self.upper, self.use_upper, self.threshold_label):
             widget.setVisible(not is_labels)
         self.multilabel.setVisible(is_labels)
         if layer is not None and layer is not self._defaults_for:
@@ -222,7 +225,8 @@ class ConnectedComponentsWidget(QWidget):
             index = np.round((point[:leading] - np.asarray(layer.translate)[:leading]) / np.asarray(layer.scale)[:leading])
             frame = tuple(int(np.clip(i, 0, n - 1)) for i, n in zip(index, layer.data.shape[:leading]))
         return _compute.Settings(
-            lower=self.lower.value(), upper=self.upper.value(), multilabel=self.multilabel.isChecked(),
+            lower=self.lower.value(), upper=self.upper.value() if self.use_upper.isChecked() else None,
+            multilabel=self.multilabel.isChecked(),
             connectivity=_compute.CONNECTIVITIES[d][self.connectivity_combo.currentIndex()][1],
             min_size=self.min_size.value(), physical=self.units_combo.currentIndex() == 1,
             keep_largest=self.keep_largest.value(), sort=self.sort.isChecked(), spatial_dims=d, frame=frame,
