@@ -174,7 +174,7 @@ def latency_cpp():
 
 
 def latency_python():
-    name = "h200-2026-11-28b-latency-python-b52a860.json"
+    name = "h200-2026-11-28d-latency-python-c11441c.json"
     lat = load(name)["latency"]
     images = [k for k in lat if not k.startswith("batch")]
     rows_ = ["cudacca numpy, auto", "cudacca numpy, cpu", "cudacca numpy, cuda", "cudacca cupy",
@@ -194,10 +194,13 @@ def latency_python():
          "a cc3d loop"], rows))
 
 
+LOOP = "loop of 1000 different 256x256 images, numpy auto"
+
+
 def common_call():
-    name = "h200-2026-11-28b-common-call-b52a860.json"
+    name = "h200-2026-11-28d-common-call-675365a.json"
     lat = load(name)["per_call_ms_median"]
-    images = list(lat)
+    images = [k for k in lat if k != LOOP]
     rows_ = ["numpy, auto", "numpy, cpu", "numpy, cuda", "cupy"]
     rows = [[f"{r}, {path} path"] + [ms(lat[i][f"{r}, {path}"]) for i in images] for r in rows_
             for path in ("short", "general")]
@@ -206,6 +209,40 @@ def common_call():
                                                       for i in images])
     section("The common call's short path against the general path (same process)", [name], table(
         ["per call, ms (median)"] + [i.replace("x", "×") for i in images], rows))
+    loop = lat[LOOP]
+    section("A loop of label() over 1,000 different 256² images, on each path (same process)", [name], table(
+        ["ms (best of 2 rounds)", "short path", "general path"],
+        [["numpy, auto", f"{loop['short']:.1f}", f"{loop['general']:.1f}"]]))
+
+
+def crossover_h200():
+    names = ("h200-2026-11-28d-crossover-1cfbbc1.json", "h200-2026-11-28d-crossover-675365a.json")
+    before, after = (load(n) for n in names)
+    rows = []
+    for old, new in zip(before, after):
+        faster = "CPU" if new["cpu_ms"] <= new["cuda_ms"] else "CUDA"
+        rows.append(["×".join(map(str, new["shape"])), f"{new['pixels']:,}", f"{old['cpu_ms']:.3f}",
+                     f"{new['cpu_ms']:.3f}", f"{old['cuda_ms']:.3f}", f"{new['cuda_ms']:.3f}", faster])
+    section("The CPU engine's row scan: per call against the CUDA engine, before and after (ms)", list(names), table(
+        ["image", "pixels", "CPU engine, before", "CPU engine, after", "CUDA engine, before", "CUDA engine, after",
+         "faster after"], rows))
+
+
+MERGE_FIND = (("halving (675365a)", "h200-2026-11-28d-merge-find-halving-675365a.json"),
+              ("reads only", "h200-2026-11-28d-merge-find-read-only.json"),
+              ("start node pointed at the root", "h200-2026-11-28d-merge-find-pointing-start.json"),
+              ("reads only (c11441c)", "h200-2026-11-28d-merge-find-c11441c.json"))
+
+
+def merge_find():
+    runs = [load(n)["rows"] for _, n in MERGE_FIND]
+    rows = []
+    for i, first in enumerate(runs[0]):
+        same = all(r[i]["digest"] == first["digest"] and r[i]["image"] == first["image"] for r in runs)
+        rows.append([first["image"], first["connectivity"], f"{first['objects']:,}"] +
+                    [f"{r[i]['ms']:.3f}" for r in runs] + ["yes" if same else "NO"])
+    section("The merge's find, CuPy in/out, labels + table (ms, minimum of 5)", [n for _, n in MERGE_FIND], table(
+        ["image", "connectivity", "objects"] + [k for k, _ in MERGE_FIND] + ["same labels"], rows))
 
 
 # ---------------------------------------------------------------------------------------------- Python package
@@ -242,8 +279,8 @@ def bounds_with_table(bench, im):
     return im["pixels"] / b["h2d"] + out / b["d2h"], (im["pixels"] + out) / b["device"]
 
 
-def python_host_device_h200():
-    before, after = (load(n) for n in PYTHON_H200)
+def python_host_device_h200(pair=PYTHON_H200, title="The Python package on an H200, before and after"):
+    before, after = (load(n) for n in pair)
     rows = []
     for old, new in zip(before["images"], after["images"]):
         pcie, device = bounds_with_table(after, new)
@@ -258,9 +295,15 @@ def python_host_device_h200():
                      t(o, "cudacca numpy", pcie_old), t(n, "cudacca numpy", pcie), t(n, "cudacca numpy 1st", pcie),
                      f"{device * 1e3:.2f}", t(o, "cudacca cupy", device_old), t(n, "cudacca cupy", device),
                      num(n["cc3d"]["seconds"] * 1e3) if "cc3d" in n else "—"])
-    section("The Python package on an H200, before and after (ms, % of the bound)", list(PYTHON_H200), table(
+    section(f"{title} (ms, % of the bound)", list(pair), table(
         ["image", "objects", "PCIe bound", "numpy, before", "numpy, after", "numpy, after, first call",
          "device-memory bound", "CuPy, before", "CuPy, after", "cc3d label + statistics"], rows))
+
+
+def python_host_device_h200_merge():
+    python_host_device_h200(("h200-2026-11-28a-python-benchmark-0b108e0.json",
+                             "h200-2026-11-28d-python-benchmark-c11441c.json"),
+                            "The Python package on an H200, after the merge's read-only find")
 
 
 def table_profile():
@@ -456,7 +499,8 @@ def intensity():
 def main():
     for f in (user_path, huge_pages, post_processing, latency_cpp, latency_python, python_package, python_host_device_h200, table_profile,
               paper_table, buf_table,
-              transfers, large_volume, large_volume_h200, zarr, two_gpus, multiclass, intensity, common_call):
+              transfers, large_volume, large_volume_h200, zarr, two_gpus, multiclass, intensity, common_call,
+              crossover_h200, merge_find, python_host_device_h200_merge):
         f()
 
 
