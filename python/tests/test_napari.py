@@ -56,6 +56,9 @@ def test_image_2d_threshold(qtbot, viewer_and_widget):
     np.testing.assert_array_equal(layer.translate, (10, -4))
     assert widget.table_model.rowCount() == len(table["label"]) > 10
     assert str(len(table["label"])) in widget.status.text()
+    # the output is not offered as an input
+    assert "cells components" not in [widget.input_combo.itemText(i) for i in range(widget.input_combo.count())]
+    widget.dims_combo.setCurrentText("3-D")  # a row click follows the run's dimension, not the combo box's
     # a row click selects its object and centers the camera on its centroid (world coordinates)
     widget.select_row(3)
     assert layer.selected_label == table["label"][3]
@@ -116,6 +119,18 @@ def test_time_series_current_and_every_frame(qtbot, viewer_and_widget):
         np.testing.assert_array_equal(layer.data[t] != 0, own != 0)
         assert len(np.unique(layer.data[t][layer.data[t] != 0])) == own.max()
     assert len(np.unique(layer.features["index"])) == len(layer.features)
+
+
+def test_small_float_values(qtbot, viewer_and_widget):
+    """A layer of values around 1e-5: the threshold's default lies within them (not rounded to 0)."""
+    viewer, widget = viewer_and_widget
+    data = (random_image((50, 60), 0.5, 3, seed=12) * 2e-5 + 1e-6).astype(np.float32)
+    viewer.add_image(data, name="faint")
+    widget.input_combo.setCurrentText("faint")
+    assert 1e-6 < widget.lower.value() < 2.1e-5
+    layer = run_to_end(qtbot, widget)
+    np.testing.assert_array_equal(layer.data, cudacca.label(data >= widget.lower.value()))
+    assert layer.data.max() > 0
 
 
 def test_dask_layer(qtbot, viewer_and_widget):

@@ -152,12 +152,12 @@ def test_dask_and_zarr_layers_chunk_by_chunk():
     np.testing.assert_array_equal(np.asarray(from_zarr.labels), expected.labels)
 
 
-@pytest.mark.parametrize("dtype", ["uint8", "int16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int16", "float32", "float64"])
 def test_threshold_bounds(dtype):
     """Each pair of bounds (none, either, both; bounds at the dtype's limits, which the threshold may skip) gives
     exactly the pixels within them, NaN never; numpy and Dask alike."""
     rng = np.random.default_rng(8)
-    info = np.finfo(dtype) if dtype.startswith("float") else np.iinfo(dtype)
+    info = np.finfo(dtype) if dtype.startswith("float") else np.iinfo("uint8" if dtype == "bool" else dtype)
     values = rng.integers(max(info.min, -300), min(info.max, 300), (30, 40)).astype(dtype)
     if dtype.startswith("float"):
         values[::7, ::5] = np.nan

@@ -38,7 +38,8 @@
 #include <utility>
 #include <vector>
 
-#if defined(__SSE2__)
+#if defined(__SSE2__) || defined(_M_X64)
+#  define CCA_ROW_SCAN_SSE2 1
 #  include <emmintrin.h>
 #endif
 #if defined(_MSC_VER) && !defined(__clang__)
@@ -215,7 +216,7 @@ template <typename T>
 inline std::uint64_t
 NonZeroBits64(const T * values)
 {
-#if defined(__SSE2__)
+#if defined(CCA_ROW_SCAN_SSE2)
   std::uint64_t bits = 0;
   if constexpr (std::is_same<T, double>::value)
   {
@@ -227,7 +228,7 @@ NonZeroBits64(const T * values)
     }
     return bits;
   }
-  else if constexpr (sizeof(T) == 8)
+  else if constexpr (std::is_integral<T>::value && sizeof(T) == 8)
   {
     // SSE2 has no 64-bit integer comparison: a value is zero where both of its 32-bit halves are.
     const __m128i zero = _mm_setzero_si128();
@@ -298,9 +299,16 @@ ForegroundBits(const TInput * input, const TMask * mask, std::uint64_t x, std::u
 inline std::uint64_t
 LowestSetBit(std::uint64_t word)
 {
-#if defined(_MSC_VER) && !defined(__clang__)
+#if defined(_MSC_VER) && !defined(__clang__) && defined(_M_X64)
   unsigned long index;
   _BitScanForward64(&index, word);
+  return index;
+#elif defined(_MSC_VER) && !defined(__clang__)
+  std::uint64_t index = 0;
+  for (; (word & 1) == 0; word >>= 1)
+  {
+    ++index;
+  }
   return index;
 #else
   return static_cast<std::uint64_t>(__builtin_ctzll(word));

@@ -51,6 +51,7 @@ class Result:
     backend: str
     seconds: float
     frame: tuple | None = None
+    spatial_dims: int = 2
 
 
 def _as_array(data):
@@ -74,9 +75,9 @@ def foreground(data, settings, is_labels):
     if lower is not None and upper is not None and lower > upper:
         raise ValueError(f"the threshold's lower bound {lower:g} is above its upper bound {upper:g}")
     dtype = np.dtype(data.dtype)
-    if upper is not None and (upper == np.inf or (dtype.kind in "biu" and upper >= np.iinfo(dtype).max)):
+    if upper is not None and (upper == np.inf or (dtype.kind in "iu" and upper >= np.iinfo(dtype).max)):
         upper = None
-    if lower is not None and dtype.kind in "biu" and lower <= np.iinfo(dtype).min:
+    if lower is not None and dtype.kind in "iu" and lower <= np.iinfo(dtype).min:
         lower = None
     if lower is None and upper is None:
         return data == data if dtype.kind == "f" else np.ones_like(data, dtype=bool)  # NaN is not within any bound
@@ -109,6 +110,8 @@ def check(data, settings, is_labels, mask=None, intensity=None):
             raise ValueError(f"the {name} layer's shape {tuple(other.shape)} is not the input's {shape}")
     if is_dask_array(_as_array(data)) and (mask is not None or intensity is not None):
         raise ValueError("a Dask or Zarr layer is labelled chunk by chunk, without a mask or intensity layer")
+    if not is_labels and settings.lower is not None and settings.upper is not None and settings.lower > settings.upper:
+        raise ValueError(f"the threshold's lower bound {settings.lower:g} is above its upper bound {settings.upper:g}")
     if settings.keep_largest < 0 or settings.min_size < 0:
         raise ValueError("the minimum size and the number of objects kept must not be negative")
 
@@ -181,7 +184,7 @@ def _every_frame_in_batches(data, settings, is_labels, spacing, leading, start):
     dtype = np.result_type(*[p.dtype for p in pieces])
     stacked = np.concatenate([p.astype(dtype, copy=False) for p in pieces]).reshape(tuple(leading) + frame_shape)
     table = _with_index(pandas.concat(tables, ignore_index=True))
-    return Result(stacked, table, cudacca.last_backend()[1], time.perf_counter() - start)
+    return Result(stacked, table, cudacca.last_backend()[1], time.perf_counter() - start, spatial_dims=d)
 
 
 def run(data, settings, **options):
@@ -213,7 +216,8 @@ def iter_run(data, settings, *, is_labels=False, scale=None, mask=None, intensit
     if not leading:
         labels, table = _frame_result(foreground(data, settings, is_labels), settings, spacing, mask, intensity)
         yield 1, 1
-        return Result(labels, _with_index(table), cudacca.last_backend()[1], time.perf_counter() - start)
+        return Result(labels, _with_index(table), cudacca.last_backend()[1], time.perf_counter() - start,
+                      spatial_dims=d)
 
     if settings.frame is None and mask is None and intensity is None and not settings.multilabel \
             and not is_dask_array(data):
@@ -240,7 +244,7 @@ def iter_run(data, settings, *, is_labels=False, scale=None, mask=None, intensit
     table = _with_index(pandas.concat(tables, ignore_index=True))
     if settings.frame is not None:
         labels = pieces[0].reshape((1,) * len(leading) + pieces[0].shape)
-        return Result(labels, table, cudacca.last_backend()[1], time.perf_counter() - start, tuple(frames[0]))
+        return Result(labels, table, cudacca.last_backend()[1], time.perf_counter() - start, tuple(frames[0]), d)
     if is_dask_array(pieces[0]):
         import dask.array as da
 
@@ -248,4 +252,4 @@ def iter_run(data, settings, *, is_labels=False, scale=None, mask=None, intensit
     else:
         dtype = np.result_type(*[p.dtype for p in pieces])
         stacked = np.stack([p.astype(dtype, copy=False) for p in pieces]).reshape(leading + pieces[0].shape)
-    return Result(stacked, table, cudacca.last_backend()[1], time.perf_counter() - start)
+    return Result(stacked, table, cudacca.last_backend()[1], time.perf_counter() - start, spatial_dims=d)

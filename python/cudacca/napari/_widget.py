@@ -163,6 +163,13 @@ class ConnectedComponentsWidget(QWidget):
         return [layer for layer in self.viewer.layers if isinstance(layer, types) and layer is not self.output_layer]
 
     def _refresh_layers(self, event=None):
+        try:
+            self.input_combo.count()
+        except RuntimeError:  # the widget was closed and its Qt objects deleted: stop listening to the viewer
+            for emitter in (self.viewer.layers.events.inserted, self.viewer.layers.events.removed,
+                            self.viewer.layers.events.reordered):
+                emitter.disconnect(self._refresh_layers)
+            return
         for combo, types, optional in ((self.input_combo, (Image, Labels), False),
                                        (self.mask_combo, (Image, Labels), True),
                                        (self.intensity_combo, (Image,), True)):
@@ -191,6 +198,11 @@ class ConnectedComponentsWidget(QWidget):
             self._defaults_for = layer
             if isinstance(layer, Image) and not layer.rgb:
                 low, high = (float(v) for v in layer.contrast_limits)
+                # enough decimals for the layer's range: 4 significant digits below its span
+                span = abs(float(layer.contrast_limits_range[1]) - float(layer.contrast_limits_range[0]))
+                decimals = int(min(12, max(4, 4 - np.floor(np.log10(span))))) if span > 0 else 4
+                for spin in (self.lower, self.upper):
+                    spin.setDecimals(decimals)
                 self.lower.setValue((low + high) / 2)
                 self.upper.setValue(max(high, float(layer.contrast_limits_range[1])))
             self.dims_combo.setCurrentText("3-D" if layer.ndim >= 3 and not self._first_axis_is_time(layer) else "2-D")
@@ -264,12 +276,16 @@ class ConnectedComponentsWidget(QWidget):
         worker = create_worker(_compute.iter_run, layer.data, settings, _start_thread=False, **options)
         worker.yielded.connect(self._progressed)
         worker.returned.connect(lambda result: self._show(result, layer, settings))
-        worker.errored.connect(lambda error: show_error(f"Connected components: {error}"))
+        worker.errored.connect(self._failed)
         worker.aborted.connect(lambda: self.status.setText("cancelled"))
         worker.finished.connect(self._finished)
         self.worker = worker
         worker.start()
         return worker
+
+    def _failed(self, error):
+        self.status.setText(f"failed: {error}")
+        show_error(f"Connected components: {error}")
 
     def cancel(self):
         """Stops the run after the frame in progress; the viewer keeps what it had."""
@@ -299,6 +315,7 @@ class ConnectedComponentsWidget(QWidget):
             self.viewer.layers.remove(self.output_layer)
         self.output_layer = self.viewer.add_labels(result.labels, name=name, scale=layer.scale, translate=translate,
                                                    features=result.table)
+        self._refresh_layers()  # the layer was inserted before it was known as the output: out of the choices
         self.table_model.set_frame(result.table)
         self.export_button.setEnabled(True)
         count = len(result.table)
@@ -313,7 +330,7 @@ class ConnectedComponentsWidget(QWidget):
             return
         layer.selected_label = int(table["index"].iat[row])
         d = self.result.labels.ndim
-        spatial = self.spatial_dims()
+        spatial = self.result.spatial_dims  # the run's, whatever the combo box says now
         centroid = [float(table[f"centroid-{c}"].iat[row]) for c in range(spatial)]
         frames = [float(table[c].iat[row]) for c in table.columns if c == "frame" or c.startswith("frame-")]
         if self.result.frame is not None:
