@@ -300,6 +300,25 @@ def python_host_device_h200(pair=PYTHON_H200, title="The Python package on an H2
          "device-memory bound", "CuPy, before", "CuPy, after", "cc3d label + statistics"], rows))
 
 
+NAPARI = (("c11441c: threshold in two passes and a conversion", "h200-2026-11-28d-napari-512-c11441c.json"),
+          ("5588a31: threshold in one pass", "h200-2026-11-28d-napari-512-5588a31.json"))
+
+
+def napari_widget():
+    runs = [(label, load(n)["napari"]["rows"]) for label, n in NAPARI]
+    names = list(runs[-1][1])
+    rows = []
+    for name in names:
+        row = [name, f"{runs[-1][1][name]['objects']:,}"]
+        for _, r in runs:
+            row.append(f"{r[name]['seconds'] * 1e3:,.1f}" if name in r else "—")
+        mine = runs[-1][1]["widget run, auto"]["seconds"]
+        row.append("—" if name.startswith("widget") else f"{runs[-1][1][name]['seconds'] / mine:.0f}×")
+        rows.append(row)
+    section("The napari widget's run on 512³ against scikit-image and cc3d (ms)", [n for _, n in NAPARI], table(
+        ["run", "objects"] + [label for label, _ in runs] + ["the widget's run (auto) faster, at 5588a31"], rows))
+
+
 def python_host_device_h200_merge():
     python_host_device_h200(("h200-2026-11-28a-python-benchmark-0b108e0.json",
                              "h200-2026-11-28d-python-benchmark-c11441c.json"),
@@ -500,7 +519,7 @@ def main():
     for f in (user_path, huge_pages, post_processing, latency_cpp, latency_python, python_package, python_host_device_h200, table_profile,
               paper_table, buf_table,
               transfers, large_volume, large_volume_h200, zarr, two_gpus, multiclass, intensity, common_call,
-              crossover_h200, merge_find, python_host_device_h200_merge):
+              crossover_h200, merge_find, python_host_device_h200_merge, napari_widget):
         f()
 
 
