@@ -86,11 +86,11 @@ PY
 if [ "${CCA_SKIP_NAPARI:-0}" != 1 ]; then
   echo "== napari plugin: the CPU-only wheel with napari, the dock widget's tests under Xvfb"
   missing=()
-  # what PyQt6's xcb platform plugin loads (ldd, dpkg -S), Mesa's software OpenGL for Xvfb, and Xvfb
+  # what PyQt6's xcb platform plugin loads (ldd, dpkg -S), Mesa's software OpenGL for Xvfb, Xvfb, a font
   for p in xvfb xauth libgl1 libgl1-mesa-dri libegl1 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3 \
            libx11-xcb1 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-glx0 libxcb-icccm4 libxcb-image0 \
            libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 \
-           libxcb-util1 libxcb-xfixes0 libxcb-xkb1; do
+           libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if [ ${#missing[@]} -gt 0 ]; then
