@@ -82,7 +82,8 @@ def main():
             row = {"image": name, "connectivity": connectivity, "ms": min(times) * 1e3, "objects": len(table["label"]),
                    "digest": digest}
             rows.append(row)
-            print(f"{name:24s} {connectivity:5s} {row['ms']:9.3f} ms  {row['objects']:9d} objects  {digest}", flush=True)
+            print(f"{name:24s} {connectivity:5s} {row['ms']:9.3f} ms  {row['objects']:9d} objects  {digest}",
+                  flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows}, f, indent=1)

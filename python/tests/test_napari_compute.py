@@ -172,7 +172,8 @@ def test_threshold_bounds(dtype):
         if dtype.startswith("float"):
             expected &= ~np.isnan(values)
         settings = _compute.Settings(lower=lower, upper=upper)
-        np.testing.assert_array_equal(_compute.foreground(values, settings, False), expected, err_msg=f"{lower} {upper}")
+        np.testing.assert_array_equal(_compute.foreground(values, settings, False), expected,
+                                      err_msg=f"{lower} {upper}")
         result = _compute.run(values, settings)
         np.testing.assert_array_equal(result.labels, cudacca.label(expected))
         try:

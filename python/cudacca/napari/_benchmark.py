@@ -70,7 +70,8 @@ def napari_rows(args):
 
             seconds, table = _timed(lambda: nsr.regionprops_table(image, labels, size=True, intensity=False,
                                                                   position=True), 1)
-            rows["napari-skimage-regionprops (measurements only)"] = {"seconds": seconds, "objects": len(table["label"])}
+            rows["napari-skimage-regionprops (measurements only)"] = {"seconds": seconds,
+                                                                      "objects": len(table["label"])}
         except ImportError:
             pass
     except ImportError:

@@ -234,7 +234,8 @@ class ConnectedComponentsWidget(QWidget):
             # the slider's position on the layer's leading axes (the viewer's last axes are the layer's)
             point = np.asarray(self.viewer.dims.point[-layer.ndim:], np.float64)
             leading = layer.ndim - d
-            index = np.round((point[:leading] - np.asarray(layer.translate)[:leading]) / np.asarray(layer.scale)[:leading])
+            translate, scale = np.asarray(layer.translate)[:leading], np.asarray(layer.scale)[:leading]
+            index = np.round((point[:leading] - translate) / scale)
             frame = tuple(int(np.clip(i, 0, n - 1)) for i, n in zip(index, layer.data.shape[:leading]))
         return _compute.Settings(
             lower=self.lower.value(), upper=self.upper.value() if self.use_upper.isChecked() else None,
