@@ -22,10 +22,8 @@ if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
 command -v nvcc >/dev/null || echo "build-wheels: no nvcc -- the wheels are CPU-only"
-if ! command -v ccache >/dev/null; then
-  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get install -y -q --no-install-recommends ccache >/dev/null || echo "build-wheels: no ccache"
-fi
+command -v ccache >/dev/null || "$root/scripts/install-missing.sh" build-wheels ccache >/dev/null \
+  || echo "build-wheels: no ccache"
 launcher=""
 if command -v ccache >/dev/null; then
   export CCACHE_DIR=${CCACHE_DIR:-$work/ccache} CCACHE_BASEDIR=$root CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=2G

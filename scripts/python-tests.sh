@@ -12,11 +12,7 @@ out=${PYTHON_BUILD_DIR:-$root/build-python}
 python=${PYTHON:-python3}
 
 if ! "$python" -c 'import venv, ensurepip, sysconfig, os; assert os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h"))' 2>/dev/null; then
-  echo "python-tests: installing python3-venv python3-dev"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends python3-venv python3-dev
+  "$root/scripts/install-missing.sh" python-tests python3-venv python3-dev
 fi
 if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
@@ -41,13 +37,7 @@ check_exports "$out"/wheel/cudacca-*.whl
 # A second host compiler: Debian's clang as the C++ compiler and nvcc's host compiler (a toolchain other than
 # GCC 12 catches what that one forgives). The CPU suite with that wheel. CCA_SKIP_CLANG=1 leaves it out.
 if [ "${CCA_SKIP_CLANG:-0}" != 1 ]; then
-  if ! command -v clang++ >/dev/null 2>&1; then
-    echo "python-tests: installing clang"
-    sudo_cmd=""
-    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-    $sudo_cmd apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends clang
-  fi
+  command -v clang++ >/dev/null 2>&1 || "$root/scripts/install-missing.sh" python-tests clang
   echo "== Python package: built with $(clang++ --version | head -n 1) (C++ and CUDA host compiler), fresh venv, pytest"
   "$python" -m venv "$out/venv-clang"
   "$out/venv-clang/bin/pip" install -q --upgrade pip
@@ -85,21 +75,11 @@ PY
 # headless viewer under Xvfb (Qt's xcb platform and Mesa's OpenGL, from Debian). CCA_SKIP_NAPARI=1 leaves it out.
 if [ "${CCA_SKIP_NAPARI:-0}" != 1 ]; then
   echo "== napari plugin: the CPU-only wheel with napari, the dock widget's tests under Xvfb"
-  missing=()
   # what PyQt6's xcb platform plugin loads (ldd, dpkg -S), Mesa's software OpenGL for Xvfb, Xvfb, a font
-  for p in xvfb xauth libgl1 libgl1-mesa-dri libegl1 libglib2.0-0 libfontconfig1 libfreetype6 libdbus-1-3 \
-           libx11-xcb1 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-glx0 libxcb-icccm4 libxcb-image0 \
-           libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 libxcb-shm0 libxcb-sync1 \
-           libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core; do
-    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-  done
-  if [ ${#missing[@]} -gt 0 ]; then
-    echo "python-tests: installing ${missing[*]}"
-    sudo_cmd=""
-    [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-    $sudo_cmd apt-get update -q
-    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
-  fi
+  "$root/scripts/install-missing.sh" python-tests xvfb xauth libgl1 libgl1-mesa-dri libegl1 libglib2.0-0 \
+    libfontconfig1 libfreetype6 libdbus-1-3 libx11-xcb1 libxkbcommon0 libxkbcommon-x11-0 libxcb-cursor0 libxcb-glx0 \
+    libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-randr0 libxcb-render0 libxcb-render-util0 libxcb-shape0 \
+    libxcb-shm0 libxcb-sync1 libxcb-util1 libxcb-xfixes0 libxcb-xkb1 fonts-dejavu-core
   wheel=$(ls "$out"/wheel-cpu/cudacca-*.whl)
   "$out/venv-cpu/bin/pip" install -q -r "$root/python/requirements-napari.txt" "$wheel[napari]"
   (cd "$out" && QT_QPA_PLATFORM=xcb xvfb-run -a "$out/venv-cpu/bin/python" -m pytest -q -p no:cacheprovider \

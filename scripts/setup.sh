@@ -6,18 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD_DIR=${BUILD_DIR:-$root/build}
 
-packages=(cmake g++ gcc make libinsighttoolkit5-dev nlohmann-json3-dev libdeflate-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
+"$root/scripts/install-missing.sh" setup cmake g++ gcc make libinsighttoolkit5-dev nlohmann-json3-dev libdeflate-dev
 
 # The CUDA toolkit is optional: where nvcc exists (on PATH or in /usr/local/cuda) the CUDA engine is
 # built, else CMake says once that this is a CPU-only build.
