@@ -165,7 +165,8 @@ def test_short_path_leaves_other_requests_to_the_general_path(short_path_calls):
 @pytest.mark.parametrize(
     "request_, error",
     [(dict(connectivity=5), ValueError), (dict(min_size=-1), ValueError),
-     (dict(properties=["area", "nope"]), ValueError), (dict(memory_budget=-1), ValueError), (dict(backend="gpu"), ValueError), (dict(spacing=[1.0]), ValueError),
+     (dict(properties=["area", "nope"]), ValueError), (dict(memory_budget=-1), ValueError),
+     (dict(backend="gpu"), ValueError), (dict(spacing=[1.0]), ValueError),
      (dict(dtype=np.float32), TypeError), (dict(dtype=np.uint8, properties="basic"), OverflowError)],
 )
 @pytest.mark.parametrize("library", LIBRARIES)

@@ -14,32 +14,20 @@ Rows, each where its library is installed:
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 
 import cudacca
 from . import _compute
+from ..benchmark import best, blobs
 
 
 def volume(side, seed=5):
     """Blobs of 4-voxel cells at 40 % with Gaussian noise: a thresholded microscopy-like volume."""
-    from ..benchmark import blobs
-
     rng = np.random.default_rng(seed)
     image = blobs((side,) * 3, 0.4, 4, seed).astype(np.float32) * 100
     image += rng.normal(0, 20, image.shape).astype(np.float32)
     return image
-
-
-def _timed(fn, repeat):
-    seconds = []
-    out = None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        seconds.append(time.perf_counter() - start)
-    return min(seconds), out
 
 
 def napari_rows(args):
@@ -51,8 +39,8 @@ def napari_rows(args):
     objects = None
     for backend in ("auto", "cpu"):
         settings.backend = backend
-        _compute.run(image, settings)  # warm-up: the engine made, pandas imported
-        seconds, result = _timed(lambda: _compute.run(image, settings), args.repeat)
+        # after a warm-up: the engine made, pandas imported
+        seconds, result = best(lambda: _compute.run(image, settings), args.repeat)
         rows[f"widget run, {backend}"] = {"seconds": seconds, "objects": len(result.table),
                                           "backend": result.backend}
         objects = len(result.table) if objects is None else objects
@@ -63,13 +51,13 @@ def napari_rows(args):
             labels = measure.label(image >= lower, connectivity=3)
             return labels, measure.regionprops_table(labels, properties=("label", "area", "bbox", "centroid"))
 
-        seconds, (labels, table) = _timed(skimage_run, 1)
+        seconds, (labels, table) = best(skimage_run, 1, warmup=False)
         rows["skimage"] = {"seconds": seconds, "objects": len(table["label"])}
         try:
             import napari_skimage_regionprops as nsr
 
-            seconds, table = _timed(lambda: nsr.regionprops_table(image, labels, size=True, intensity=False,
-                                                                  position=True), 1)
+            seconds, table = best(lambda: nsr.regionprops_table(image, labels, size=True, intensity=False,
+                                                                position=True), 1, warmup=False)
             rows["napari-skimage-regionprops (measurements only)"] = {"seconds": seconds,
                                                                       "objects": len(table["label"])}
         except ImportError:
@@ -83,7 +71,7 @@ def napari_rows(args):
             labels = cc3d.connected_components((image >= lower).astype(np.uint8), connectivity=26)
             return cc3d.statistics(labels)
 
-        seconds, stats = _timed(cc3d_run, 1)
+        seconds, stats = best(cc3d_run, 1, warmup=False)
         rows["cc3d"] = {"seconds": seconds, "objects": len(stats["voxel_counts"]) - 1}
     except ImportError:
         pass

@@ -116,15 +116,17 @@ def check(data, settings, is_labels, mask=None, intensity=None):
         raise ValueError("the minimum size and the number of objects kept must not be negative")
 
 
+def _options(settings, spacing):
+    """What label() and label_batch() take alike from the settings."""
+    size = {"min_physical_size": float(settings.min_size)} if settings.physical else \
+        {"min_size": int(round(settings.min_size))}
+    return dict(connectivity=settings.connectivity, sort=settings.sort, keep_largest=int(settings.keep_largest) or None,
+                spacing=spacing, return_table=True, backend=settings.backend, **size)
+
+
 def _frame_result(image, settings, spacing, mask, intensity):
-    keep = int(settings.keep_largest) or None
-    kwargs = dict(connectivity=settings.connectivity, sort=settings.sort, keep_largest=keep, spacing=spacing,
-                  return_table=True, backend=settings.backend, multilabel=settings.multilabel,
-                  per_class=settings.multilabel and keep is not None)
-    if settings.physical:
-        kwargs["min_physical_size"] = float(settings.min_size)
-    else:
-        kwargs["min_size"] = int(round(settings.min_size))
+    kwargs = _options(settings, spacing)
+    kwargs.update(multilabel=settings.multilabel, per_class=settings.multilabel and kwargs["keep_largest"] is not None)
     if mask is not None:
         kwargs["mask"] = mask
     if intensity is not None:
@@ -144,6 +146,33 @@ def _with_index(table):
 BATCH_PIXELS = 1 << 24
 
 
+def _continue_numbering(labels, table, offset):
+    """A frame's (or a group's) labels and table["label"] after the `offset` labels of the frames before, background
+    staying 0: one numbering over a stack, so that each object of each frame is its own label (napari looks features
+    up by label). Returns the labels and the next offset."""
+    if not len(table):
+        return labels, offset
+    dtype = labels.dtype if offset + len(table) < np.iinfo(labels.dtype).max else np.dtype(np.uint64)
+    if isinstance(labels, np.ndarray):
+        labels = labels.astype(dtype, copy=False)
+        labels[labels != 0] += dtype.type(offset)
+    else:  # lazy (Dask)
+        labels = np.where(labels != 0, labels.astype(dtype) + dtype.type(offset), dtype.type(0))
+    table["label"] = table["label"].astype(np.int64) + offset
+    return labels, int(table["label"].max())
+
+
+def _stack(pieces, leading, frame_shape):
+    """The frames' (or groups of frames') labels as one array of shape leading + frame_shape, in one dtype."""
+    flat = [p.reshape((-1,) + frame_shape) for p in pieces]
+    if is_dask_array(flat[0]):
+        import dask.array as da
+
+        return da.concatenate(flat).reshape(tuple(leading) + frame_shape)
+    dtype = np.result_type(*[p.dtype for p in flat])
+    return np.concatenate([p.astype(dtype, copy=False) for p in flat]).reshape(tuple(leading) + frame_shape)
+
+
 def _add_frame_columns(table, index_of_rows, leading):
     """The frame columns first: `frame` for one leading axis, `frame-0`, `frame-1`, ... for more."""
     indices = np.unravel_index(np.asarray(index_of_rows, np.int64), leading)
@@ -151,9 +180,9 @@ def _add_frame_columns(table, index_of_rows, leading):
         table.insert(axis, "frame" if len(leading) == 1 else f"frame-{axis}", values)
 
 
-def _every_frame_in_batches(data, settings, is_labels, spacing, leading, start):
+def _every_frame_in_batches(data, settings, is_labels, spacing, leading):
     """Every frame of a stack (no mask, intensity or classes) through label_batch, a group of frames per call, with
-    one numbering over the stack."""
+    one numbering over the stack: yields the progress, returns the labels and the table."""
     import pandas
 
     d = settings.spatial_dims
@@ -161,30 +190,18 @@ def _every_frame_in_batches(data, settings, is_labels, spacing, leading, start):
     count = int(np.prod(leading))
     stack = data.reshape((count,) + frame_shape)
     per_call = max(1, BATCH_PIXELS // max(1, int(np.prod(frame_shape))))
-    keep = int(settings.keep_largest) or None
-    size = {"min_physical_size": float(settings.min_size)} if settings.physical else \
-        {"min_size": int(round(settings.min_size))}
     pieces, tables, offset = [], [], 0
     for first in range(0, count, per_call):
-        labels, table = cudacca.label_batch(
-            foreground(stack[first:first + per_call], settings, is_labels), connectivity=settings.connectivity,
-            keep_largest=keep, sort=settings.sort, spacing=spacing, return_table=True, running_labels=True,
-            backend=settings.backend, **size)
+        labels, table = cudacca.label_batch(foreground(stack[first:first + per_call], settings, is_labels),
+                                            running_labels=True, **_options(settings, spacing))
         table = table.to_pandas()
-        if len(table):
-            dtype = labels.dtype if offset + len(table) < np.iinfo(labels.dtype).max else np.dtype(np.uint64)
-            labels = labels.astype(dtype, copy=False)
-            labels[labels != 0] += dtype.type(offset)
-            table["label"] = table["label"].astype(np.int64) + offset
-            offset = int(table["label"].max())
+        labels, offset = _continue_numbering(labels, table, offset)
         _add_frame_columns(table, first + table.pop("image").to_numpy(), leading)
         pieces.append(labels)
         tables.append(table)
         yield min(count, first + per_call), count
-    dtype = np.result_type(*[p.dtype for p in pieces])
-    stacked = np.concatenate([p.astype(dtype, copy=False) for p in pieces]).reshape(tuple(leading) + frame_shape)
     table = _with_index(pandas.concat(tables, ignore_index=True))
-    return Result(stacked, table, cudacca.last_backend()[1], time.perf_counter() - start, spatial_dims=d)
+    return _stack(pieces, leading, frame_shape), table
 
 
 def run(data, settings, **options):
@@ -213,28 +230,25 @@ def iter_run(data, settings, *, is_labels=False, scale=None, mask=None, intensit
     def pick(array, index):
         return None if array is None else _as_array(array)[index]
 
+    def result(labels, table, frame=None):
+        return Result(labels, table, cudacca.last_backend()[1], time.perf_counter() - start, frame, d)
+
     if not leading:
         labels, table = _frame_result(foreground(data, settings, is_labels), settings, spacing, mask, intensity)
         yield 1, 1
-        return Result(labels, _with_index(table), cudacca.last_backend()[1], time.perf_counter() - start,
-                      spatial_dims=d)
+        return result(labels, _with_index(table))
 
     if settings.frame is None and mask is None and intensity is None and not settings.multilabel \
             and not is_dask_array(data):
-        return (yield from _every_frame_in_batches(data, settings, is_labels, spacing, leading, start))
+        return result(*(yield from _every_frame_in_batches(data, settings, is_labels, spacing, leading)))
     frames = [settings.frame] if settings.frame is not None else list(np.ndindex(*leading))
     pieces, tables, offset = [], [], 0
     for done, index in enumerate(frames):
         index = tuple(int(i) for i in index)
         labels, table = _frame_result(foreground(data[index], settings, is_labels), settings, spacing,
                                       pick(mask, index), pick(intensity, index))
-        if settings.frame is None and len(table):
-            # one numbering over the stack, so that each object of each frame is its own label (napari's features
-            # are looked up by label)
-            dtype = labels.dtype if offset + len(table) < np.iinfo(labels.dtype).max else np.dtype(np.uint64)
-            labels = np.where(labels != 0, labels.astype(dtype) + dtype.type(offset), dtype.type(0))
-            table["label"] = table["label"] + offset
-            offset = int(table["label"].max())
+        if settings.frame is None:
+            labels, offset = _continue_numbering(labels, table, offset)
         _add_frame_columns(table, np.full(len(table), np.ravel_multi_index(index, leading)), leading)
         pieces.append(labels)
         tables.append(table)
@@ -244,12 +258,5 @@ def iter_run(data, settings, *, is_labels=False, scale=None, mask=None, intensit
     table = _with_index(pandas.concat(tables, ignore_index=True))
     if settings.frame is not None:
         labels = pieces[0].reshape((1,) * len(leading) + pieces[0].shape)
-        return Result(labels, table, cudacca.last_backend()[1], time.perf_counter() - start, tuple(frames[0]), d)
-    if is_dask_array(pieces[0]):
-        import dask.array as da
-
-        stacked = da.stack(pieces).reshape(leading + pieces[0].shape)
-    else:
-        dtype = np.result_type(*[p.dtype for p in pieces])
-        stacked = np.stack([p.astype(dtype, copy=False) for p in pieces]).reshape(leading + pieces[0].shape)
-    return Result(stacked, table, cudacca.last_backend()[1], time.perf_counter() - start, spatial_dims=d)
+        return result(labels, table, tuple(frames[0]))
+    return result(_stack(pieces, leading, tuple(data.shape[-d:])), table)

@@ -145,9 +145,8 @@ class ConnectedComponentsWidget(QWidget):
         self.table_view.clicked.connect(lambda index: self.select_row(index.row()))
         self.input_combo.currentTextChanged.connect(self._input_changed)
         self.dims_combo.currentTextChanged.connect(self._dims_changed)
-        for event in (napari_viewer.layers.events.inserted, napari_viewer.layers.events.removed,
-                      napari_viewer.layers.events.reordered):
-            event.connect(self._refresh_layers)
+        for emitter in self._layer_list_events():
+            emitter.connect(self._refresh_layers)
         self._refresh_layers()
         self._dims_changed()
 
@@ -162,12 +161,15 @@ class ConnectedComponentsWidget(QWidget):
     def _layers(self, *types):
         return [layer for layer in self.viewer.layers if isinstance(layer, types) and layer is not self.output_layer]
 
+    def _layer_list_events(self):
+        events = self.viewer.layers.events
+        return events.inserted, events.removed, events.reordered
+
     def _refresh_layers(self, event=None):
         try:
             self.input_combo.count()
         except RuntimeError:  # the widget was closed and its Qt objects deleted: stop listening to the viewer
-            for emitter in (self.viewer.layers.events.inserted, self.viewer.layers.events.removed,
-                            self.viewer.layers.events.reordered):
+            for emitter in self._layer_list_events():
                 emitter.disconnect(self._refresh_layers)
             return
         for combo, types, optional in ((self.input_combo, (Image, Labels), False),
@@ -213,7 +215,7 @@ class ConnectedComponentsWidget(QWidget):
         labels = self.viewer.dims.axis_labels[-layer.ndim:]
         return str(labels[0]).lower() in ("t", "time", "frame", "frames")
 
-    def _dims_changed(self, text=None):
+    def _dims_changed(self, *_):
         d = self.spatial_dims()
         current = self.connectivity_combo.currentIndex()
         self.connectivity_combo.clear()
