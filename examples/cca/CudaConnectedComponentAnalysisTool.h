@@ -132,10 +132,19 @@ struct Options
 
 class InflatedCopy;
 
-/** A completeness check that decompresses the input's data once and hands the read the result
- * (CudaConnectedComponentAnalysisToolInflate.h): the copy to read instead of the file, or nullptr (the file checked
- * all the same, and read as it is). */
-using InflatingCheck = std::function<std::shared_ptr<InflatedCopy>()>;
+/** The completeness check of a single-file gzip NIfTI input, made by the decompression that the read uses
+ * (CudaConnectedComponentAnalysisToolInflate.h). */
+struct InflatingCheck
+{
+  /** Decompresses the data once and returns the copy to read instead of the file, or nullptr (the file checked all
+   * the same, and read as it is). Throws the check's ToolError for a damaged or short stream. */
+  std::function<std::shared_ptr<InflatedCopy>()> copy;
+  /** Set where the header says that the data are the pixels as they lie in memory (this machine's byte order, no
+   * scaling): decompresses them on every core straight into `buffer`, which holds `bytes`, the data's size.
+   * Returns the threads that did, or 0 where the stream did not yield them whole: `copy` then checks it and says
+   * why. */
+  std::function<unsigned int(void * buffer, std::uint64_t bytes)> into;
+};
 
 /** The input as probed before reading its pixels (ImageIOBase::ReadImageInformation). */
 struct InputDescription
@@ -152,7 +161,7 @@ struct InputDescription
   std::function<void()> verifyData; ///< the completeness check's decompression pass, if any: run it beside the
                                     ///< read, and label nothing if it throws
   InflatingCheck inflateData;       ///< instead of verifyData for a gzip NIfTI file, where this build has
-                                    ///< InflatedCopy: run it before the read, which takes its copy
+                                    ///< InflatedCopy: run before the read, which takes its result
   /// --batch FILE: the file holds `stackCases` cases of `dimension` along its last axis (it has dimension + 1);
   /// this input is the case at `stackCase` (-1: the whole file is the input).
   std::uint64_t stackCases{ 0 };
@@ -319,6 +328,7 @@ struct Report
   std::vector<double>        largestSize;
   std::string                backend;
   double                     readSeconds{ 0 };
+  unsigned int               inflatingThreads{ 0 };  ///< the threads that decompressed a gzip input (0: none or zlib)
   double                     analyzeSeconds{ 0 };    ///< engineWaitSeconds included
   double                     engineWaitSeconds{ 0 }; ///< the engine's start-up after the read (not hidden by it)
   double                     writeSeconds{ 0 };
@@ -375,6 +385,19 @@ constexpr int LabelCompressionLevel = 1;
  * writes: every gzip reader reads it). Throws ToolError (ExitFailure) when it cannot. */
 void
 GzipFile(const std::string & source, const std::string & target, int level);
+
+/** Writes `header` and the `size` bytes at `data` into the gzip file `target` as GzipFile() would write them from a
+ * file: the same deflate on every thread, straight from memory. Throws ToolError (ExitFailure) when it cannot. */
+void
+GzipBytes(const std::vector<unsigned char> & header, const unsigned char * data, std::uint64_t size,
+          const std::string & target, int level);
+
+/** The header of a NIfTI file of an image of `size` (pixels of `pixelBytes` bytes), made from `file`: the one ITK
+ * wrote for one pixel of the same pixel type and geometry. False where it is not one this can make (not NIfTI-1
+ * in this machine's byte order, a side past 32767); the caller then lets ITK write the image. */
+bool
+NiftiHeaderForSize(const std::string & file, const std::vector<std::uint64_t> & size, unsigned int pixelBytes,
+                   std::vector<unsigned char> & header);
 
 } // namespace cca_tool
 

@@ -27,10 +27,19 @@
 
 #  include <algorithm>
 #  include <cstdlib>
+#  include <cstring>
 #  include <filesystem>
 #  include <fstream>
 #  include <vector>
 #  define CCA_TOOL_INFLATED_COPY 1
+#endif
+#if defined(CCA_TOOL_INFLATED_COPY) && defined(CCA_TOOL_RAPIDGZIP)
+#  include "itkMultiThreaderBase.h"
+
+#  include <filereader/Standard.hpp>
+#  include <rapidgzip/rapidgzip.hpp>
+#else
+#  undef CCA_TOOL_RAPIDGZIP
 #endif
 
 namespace cca_tool
@@ -92,6 +101,159 @@ LastMemberSize(const unsigned char * data, std::size_t size)
   return std::uint64_t{ p[0] } | std::uint64_t{ p[1] } << 8 | std::uint64_t{ p[2] } << 16 | std::uint64_t{ p[3] } << 24;
 }
 
+/** The gzip file mapped read-only; `size` 0 with no mapping where it is empty. `opened` is false where it could
+ * not be opened or mapped. */
+struct CompressedFile
+{
+  std::size_t size{ 0 };
+  bool        opened{ false };
+  Mapping     mapping;
+
+  explicit CompressedFile(const std::string & file)
+  {
+    const int input = open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (input < 0)
+    {
+      return;
+    }
+    struct stat status
+    {};
+    const bool statted = fstat(input, &status) == 0;
+    size = statted ? static_cast<std::size_t>(status.st_size) : 0;
+    if (size > 0)
+    {
+      mapping.data = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, input, 0);
+      mapping.size = size;
+    }
+    close(input); // the mapping keeps the file
+    opened = statted && (size == 0 || mapping.data != MAP_FAILED);
+    if (opened && size > 0)
+    {
+      madvise(mapping.data, size, MADV_SEQUENTIAL);
+    }
+  }
+
+  const unsigned char *
+  Data() const
+  {
+    return static_cast<const unsigned char *>(mapping.data);
+  }
+};
+
+enum class Inflation
+{
+  Whole,   ///< every member decompressed, CRCs and lengths checked
+  NoRoom,  ///< more bytes than `capacity`
+  Damaged, ///< damaged, cut or not gzip
+};
+
+/** Every gzip member of `in` decompressed by libdeflate into `out`, one after the other, as zlib's gzread reads
+ * them; bytes after the last member that begin no other are ignored, as gzread ignores them. */
+Inflation
+InflateMembers(const CompressedFile & in, unsigned char * out, std::uint64_t capacity, std::uint64_t & produced)
+{
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor *)> decompressor(
+    libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
+  if (!decompressor)
+  {
+    return Inflation::Damaged;
+  }
+  const unsigned char * data = in.Data();
+  std::size_t           inPosition = 0;
+  produced = 0;
+  do
+  {
+    std::size_t             used = 0;
+    std::size_t             yielded = 0;
+    const libdeflate_result result = libdeflate_gzip_decompress_ex(decompressor.get(),
+                                                                   data + inPosition,
+                                                                   in.size - inPosition,
+                                                                   out + produced,
+                                                                   capacity - produced,
+                                                                   &used,
+                                                                   &yielded);
+    if (result == LIBDEFLATE_INSUFFICIENT_SPACE)
+    {
+      return Inflation::NoRoom;
+    }
+    if (result != LIBDEFLATE_SUCCESS)
+    {
+      return Inflation::Damaged;
+    }
+    inPosition += used;
+    produced += yielded;
+  } while (in.size - inPosition >= 2 && data[inPosition] == 0x1f && data[inPosition + 1] == 0x8b);
+  return Inflation::Whole;
+}
+
+/** The capacity to try after Inflation::NoRoom, or 0 where it would not fit in memory. */
+std::uint64_t
+Grown(std::uint64_t capacity)
+{
+  capacity += capacity / 2 + (std::uint64_t{ 1 } << 20); // more than the members said: rare
+  return capacity > AvailableMemory() / 2 ? 0 : capacity;
+}
+
+#  ifdef CCA_TOOL_RAPIDGZIP
+/** Reads up to `size` bytes of `reader` into `out`; fewer only where the stream ends. */
+std::uint64_t
+ReadUpTo(rapidgzip::ParallelGzipReader<> & reader, unsigned char * out, std::uint64_t size)
+{
+  std::uint64_t done = 0;
+  while (done < size)
+  {
+    const std::size_t got = reader.read(reinterpret_cast<char *>(out + done), static_cast<std::size_t>(size - done));
+    if (got == 0)
+    {
+      break;
+    }
+    done += got;
+  }
+  return done;
+}
+
+/** rapidgzip on `threads` threads: bytes [skip, skip + size) of the stream into `out`, the rest read to the end
+ * (the last member's CRC). */
+bool
+InflateParallel(const std::string & file, std::uint64_t compressedSize, std::size_t threads, std::uint64_t skip,
+                unsigned char * out, std::uint64_t size)
+{
+  try
+  {
+    // Chunks of 1-4 MiB of the compressed stream: rapidgzip's default 4 MiB is its fastest on large files; smaller
+    // ones give every thread a chunk of a smaller file.
+    const auto chunk =
+      std::clamp<std::uint64_t>(compressedSize / threads, std::uint64_t{ 1 } << 20, std::uint64_t{ 4 } << 20);
+    rapidgzip::ParallelGzipReader<> reader(std::make_unique<rapidgzip::StandardFileReader>(file), threads, chunk);
+    reader.setCRC32Enabled(true);
+    std::vector<unsigned char> scratch(std::size_t{ 1 } << 20);
+    for (std::uint64_t skipped = 0; skipped < skip;)
+    {
+      const std::uint64_t got =
+        ReadUpTo(reader, scratch.data(), std::min<std::uint64_t>(skip - skipped, scratch.size()));
+      if (got == 0)
+      {
+        return false;
+      }
+      skipped += got;
+    }
+    if (ReadUpTo(reader, out, size) != size)
+    {
+      return false;
+    }
+    while (ReadUpTo(reader, scratch.data(), scratch.size()) > 0)
+    {
+      // to the end, where the last member's CRC and length are checked
+    }
+    return true;
+  }
+  catch (const std::exception &)
+  {
+    return false; // damaged, cut or not gzip (the caller's check says which), or no memory or threads
+  }
+}
+#  endif
+
 } // namespace
 
 bool
@@ -100,32 +262,63 @@ InflatedCopy::Available()
   return true;
 }
 
+unsigned int
+InflatedCopy::InflateInto(const std::string & file, std::uint64_t skip, void * out, std::uint64_t size)
+{
+  const CompressedFile in(file);
+  if (!in.opened || in.size == 0)
+  {
+    return 0;
+  }
+#  ifdef CCA_TOOL_RAPIDGZIP
+  // rapidgzip where it is the faster: from 8 threads on. Measured on a 157 MB CT volume (50-89 MB gzipped) against
+  // libdeflate's one thread: 16-core H200 host 0.22 s on 16 threads, 0.31 on 8, 0.50 on 4 (libdeflate 0.50); 2-core
+  // machine 0.62 s on 2 threads (libdeflate 0.27). Below 4 MiB of stream it has too few chunks to share.
+  const unsigned int threads = itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads();
+  if (threads >= 8 && in.size >= (std::size_t{ 4 } << 20))
+  {
+    return InflateParallel(file, in.size, threads, skip, static_cast<unsigned char *>(out), size) ? threads : 0;
+  }
+#  endif
+  // libdeflate decompresses whole buffers: the stream into one of its own, the data copied from there.
+  std::uint64_t capacity = std::max<std::uint64_t>({ skip + size, LastMemberSize(in.Data(), in.size), 1 });
+  if (capacity > AvailableMemory() / 2)
+  {
+    return 0;
+  }
+  for (;;)
+  {
+    Mapping       whole(capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+    std::uint64_t produced = 0;
+    if (whole.data == MAP_FAILED)
+    {
+      return 0;
+    }
+    const Inflation result = InflateMembers(in, static_cast<unsigned char *>(whole.data), capacity, produced);
+    if (result == Inflation::NoRoom && (capacity = Grown(capacity)) > 0)
+    {
+      continue;
+    }
+    if (result != Inflation::Whole || produced < skip + size)
+    {
+      return 0;
+    }
+    std::memcpy(out, static_cast<const unsigned char *>(whole.data) + skip, static_cast<std::size_t>(size));
+    return 1;
+  }
+}
+
 std::shared_ptr<InflatedCopy>
 InflatedCopy::Make(const std::string & file, const std::string & name, std::uint64_t promised)
 {
-  const int input = open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (input < 0)
-  {
-    return nullptr;
-  }
-  struct stat status
-  {};
-  const bool statted = fstat(input, &status) == 0;
-  const auto compressedSize = statted ? static_cast<std::size_t>(status.st_size) : 0;
-  Mapping    compressed(compressedSize, PROT_READ, MAP_PRIVATE, input);
-  close(input); // the mapping keeps the file
-  if (!statted || (compressedSize > 0 && compressed.data == MAP_FAILED))
+  const CompressedFile in(file);
+  if (!in.opened)
   {
     return nullptr; // checked the usual way
   }
-  const auto * in = static_cast<const unsigned char *>(compressed.data);
-  if (compressedSize > 0)
-  {
-    madvise(compressed.data, compressedSize, MADV_SEQUENTIAL);
-  }
 
   // The copy: a memory file, named by a link in a folder of its own, which ITK opens by name.
-  std::uint64_t capacity = std::max<std::uint64_t>({ promised, LastMemberSize(in, compressedSize), 1 });
+  std::uint64_t capacity = std::max<std::uint64_t>({ promised, LastMemberSize(in.Data(), in.size), 1 });
   if (capacity > AvailableMemory() / 2)
   {
     return nullptr; // the image and its copy might not both fit: zlib's streaming check, and ITK's read
@@ -155,12 +348,6 @@ InflatedCopy::Make(const std::string & file, const std::string & name, std::uint
   }
   close(probe);
 
-  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor *)> decompressor(
-    libdeflate_alloc_decompressor(), &libdeflate_free_decompressor);
-  if (!decompressor)
-  {
-    return nullptr;
-  }
   for (;;)
   {
     if (ftruncate(copy->m_Descriptor, static_cast<off_t>(capacity)) != 0)
@@ -172,47 +359,16 @@ InflatedCopy::Make(const std::string & file, const std::string & name, std::uint
     {
       return nullptr;
     }
-    // Member after member, as zlib's gzread reads them; bytes after the last member that begin no other are
-    // ignored, as gzread ignores them.
-    std::size_t inPosition = 0;
-    std::size_t outPosition = 0;
-    bool        roomy = true;
-    do
+    std::uint64_t   produced = 0;
+    const Inflation result = InflateMembers(in, static_cast<unsigned char *>(out.data), capacity, produced);
+    if (result == Inflation::NoRoom && (capacity = Grown(capacity)) > 0)
     {
-      std::size_t             used = 0;
-      std::size_t             yielded = 0;
-      const libdeflate_result result =
-        libdeflate_gzip_decompress_ex(decompressor.get(),
-                                      in + inPosition,
-                                      compressedSize - inPosition,
-                                      static_cast<unsigned char *>(out.data) + outPosition,
-                                      capacity - outPosition,
-                                      &used,
-                                      &yielded);
-      if (result == LIBDEFLATE_INSUFFICIENT_SPACE)
-      {
-        roomy = false;
-        break;
-      }
-      if (result != LIBDEFLATE_SUCCESS)
-      {
-        return nullptr; // damaged or cut: zlib's check says where
-      }
-      inPosition += used;
-      outPosition += yielded;
-    } while (compressedSize - inPosition >= 2 && in[inPosition] == 0x1f && in[inPosition + 1] == 0x8b);
-    if (!roomy)
-    {
-      capacity += capacity / 2 + (std::uint64_t{ 1 } << 20); // more than the members said: rare, start again
-      if (capacity > AvailableMemory() / 2)
-      {
-        return nullptr;
-      }
       continue;
     }
-    if (outPosition < promised || ftruncate(copy->m_Descriptor, static_cast<off_t>(outPosition)) != 0)
+    if (result != Inflation::Whole || produced < promised ||
+        ftruncate(copy->m_Descriptor, static_cast<off_t>(produced)) != 0)
     {
-      return nullptr;
+      return nullptr; // damaged or cut (zlib's check says where), or no room
     }
     return copy;
   }
@@ -246,6 +402,12 @@ std::shared_ptr<InflatedCopy>
 InflatedCopy::Make(const std::string &, const std::string &, std::uint64_t)
 {
   return nullptr;
+}
+
+unsigned int
+InflatedCopy::InflateInto(const std::string &, std::uint64_t, void *, std::uint64_t)
+{
+  return 0;
 }
 
 InflatedCopy::~InflatedCopy() = default;

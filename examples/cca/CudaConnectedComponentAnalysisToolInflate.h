@@ -29,7 +29,9 @@ namespace cca_tool
 /** The decompressed copy of a gzip image file (a `.nii.gz`), made in one pass by libdeflate into a memory file
  * that ITK's reader reads as the uncompressed format. ITK's own read inflates with zlib, and the completeness
  * check inflated the stream a second time beside it; this pass is both, at libdeflate's speed. The copy lives in
- * memory (a memfd, named by a link in a temporary folder) and is gone with the object or the process. */
+ * memory (a memfd, named by a link in a temporary folder) and is gone with the object or the process.
+ * Where the NIfTI header says that the data are the pixels as they lie in memory, InflateInto() does better:
+ * the stream decompressed on every core straight into the image's buffer, with no copy for ITK to read. */
 class InflatedCopy
 {
 public:
@@ -44,6 +46,13 @@ public:
    * stream breaks off) and lets ITK read it. */
   static std::shared_ptr<InflatedCopy>
   Make(const std::string & file, const std::string & name, std::uint64_t promised);
+
+  /** Decompresses `file`, skipping its first `skip` bytes, the next `size` bytes into `out`, and the rest to the
+   * end, every member's CRC and length checked: on every core by rapidgzip where this build has it and the machine
+   * has the cores, else by libdeflate into memory of its own and copied. Returns the number of threads that
+   * decompressed it, or 0 where the stream did not hold them and end whole, or memory or threads were wanting. */
+  static unsigned int
+  InflateInto(const std::string & file, std::uint64_t skip, void * out, std::uint64_t size);
 
   ~InflatedCopy();
   InflatedCopy(const InflatedCopy &) = delete;

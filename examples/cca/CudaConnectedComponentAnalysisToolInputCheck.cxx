@@ -274,6 +274,8 @@ CheckNifti(const std::string & file, std::function<void()> * deferred, Inflating
   // The voxel size from the datatype, as niftilib reads the data (bitpix can disagree with it).
   std::uint64_t voxels = 1;
   double        voxOffsetValue = 0;
+  double        slope = 0; // scl_slope and scl_inter: ITK scales the values unless slope is 0 or 1 and inter 0
+  double        intercept = 0;
   int           datatype = 0;
   bool          singleFile = false;
   bool          fits = true;
@@ -287,6 +289,8 @@ CheckNifti(const std::string & file, std::function<void()> * deferred, Inflating
     }
     datatype = FieldAt<std::int16_t>(header.data(), 12, swap);
     voxOffsetValue = static_cast<double>(FieldAt<std::int64_t>(header.data(), 168, swap));
+    slope = FieldAt<double>(header.data(), 176, swap);
+    intercept = FieldAt<double>(header.data(), 184, swap);
     singleFile = std::memcmp(header.data() + 4, "n+2", 4) == 0;
   }
   else
@@ -299,6 +303,8 @@ CheckNifti(const std::string & file, std::function<void()> * deferred, Inflating
     }
     datatype = FieldAt<std::int16_t>(header.data(), 70, swap);
     voxOffsetValue = FieldAt<float>(header.data(), 108, swap);
+    slope = FieldAt<float>(header.data(), 112, swap);
+    intercept = FieldAt<float>(header.data(), 116, swap);
     singleFile = std::memcmp(header.data() + 344, "n+1", 4) == 0;
   }
   const std::uint64_t voxelBytes = NiftiDatatypeBytes(datatype);
@@ -330,7 +336,7 @@ CheckNifti(const std::string & file, std::function<void()> * deferred, Inflating
   if (IsGzip(dataFile) && singleFile && inflate && InflatedCopy::Available())
   {
     // One decompression that checks the stream and gives the read its copy, before the read.
-    *inflate = [pass, dataFile, promised]() {
+    inflate->copy = [pass, dataFile, promised]() {
       auto copy = InflatedCopy::Make(dataFile, "input.nii", promised);
       if (!copy)
       {
@@ -338,6 +344,14 @@ CheckNifti(const std::string & file, std::function<void()> * deferred, Inflating
       }
       return copy;
     };
+    // Pixels as they lie in memory: the image's buffer filled with no ITK read between. ITK reads scaled values
+    // (scl_slope other than 0 or 1, scl_inter other than 0) and swapped bytes as values of another kind.
+    if (!swap && (slope == 0 || slope == 1) && intercept == 0)
+    {
+      inflate->into = [dataFile, voxOffset, dataBytes](void * buffer, std::uint64_t bytes) {
+        return bytes == dataBytes ? InflatedCopy::InflateInto(dataFile, voxOffset, buffer, bytes) : 0u;
+      };
+    }
   }
   else if (IsGzip(dataFile))
   {

@@ -361,8 +361,12 @@ PrintSummary(const Report & r)
     }
   }
   line("backend") << r.backend << std::endl;
-  line("time (s)") << std::fixed << std::setprecision(3) << "read " << r.readSeconds << ", analyze "
-                   << r.analyzeSeconds;
+  line("time (s)") << std::fixed << std::setprecision(3) << "read " << r.readSeconds;
+  if (r.inflatingThreads > 0)
+  {
+    os << " (decompressed on " << r.inflatingThreads << (r.inflatingThreads == 1 ? " thread)" : " threads)");
+  }
+  os << ", analyze " << r.analyzeSeconds;
   if (r.engineWaitSeconds >= 0.0005)
   {
     os << " (" << r.engineWaitSeconds << " of it the GPU's start-up, beyond the read)";

@@ -17,8 +17,8 @@
  *=========================================================================*/
 // How the tool `cca` reads its images: the input file whole or one case of a file of cases, the --mask as 0 / 1 and
 // the --intensity image, with the foreground range in the input's pixel type and the comparison of two images'
-// grids; templates over pixel type and dimension, kept apart from the pipeline (CudaConnectedComponentAnalysisToolRun.cxx)
-// that uses them. Internal to the tool.
+// grids; templates over pixel type and dimension, kept apart from the pipeline
+// (CudaConnectedComponentAnalysisToolRun.cxx) that uses them. Internal to the tool.
 // --intensity's feature image is read as double whatever its file's type (exact for float and every integer up to
 // 2^53): the filter dispatches its pixel type at run time, and one type is enough.
 #ifndef CudaConnectedComponentAnalysisToolRead_h
@@ -212,6 +212,41 @@ ReadImageFile(const std::string & path, ProgressBar & bar)
   reader->Update();
   typename TImage::Pointer image = reader->GetOutput();
   image->DisconnectPipeline();
+  return image;
+}
+
+/** An image file whose pixels `into` decompresses straight into the image's buffer (InflatingCheck::into): the
+ * header read by ITK (geometry and dictionary as ITK's reader gives them), the buffer allocated here and filled
+ * there; `threads` says by how many threads. nullptr where ITK's reader would give other pixels (another type,
+ * several components) or the stream did not yield them whole: the caller then reads the file the usual way. */
+template <typename TImage>
+typename TImage::Pointer
+ReadInflatedImage(const std::string & path, const std::function<unsigned int(void *, std::uint64_t)> & into,
+                  unsigned int & threads)
+{
+  auto reader = itk::ImageFileReader<TImage>::New();
+  reader->SetFileName(path);
+  reader->UpdateOutputInformation();
+  const itk::ImageIOBase * io = reader->GetImageIO();
+  using PixelType = typename TImage::PixelType;
+  const auto & information = reader->GetOutput();
+  if (io == nullptr || io->GetNumberOfComponents() != 1 ||
+      io->GetComponentType() != itk::ImageIOBase::MapPixelType<PixelType>::CType)
+  {
+    return nullptr;
+  }
+  auto image = TImage::New();
+  image->CopyInformation(information);
+  image->SetRegions(information->GetLargestPossibleRegion());
+  image->SetMetaDataDictionary(information->GetMetaDataDictionary());
+  image->Allocate();
+  const std::uint64_t bytes =
+    std::uint64_t{ image->GetLargestPossibleRegion().GetNumberOfPixels() } * sizeof(PixelType);
+  threads = into(image->GetBufferPointer(), bytes);
+  if (threads == 0)
+  {
+    return nullptr;
+  }
   return image;
 }
 

@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace cca_tool
 {
@@ -83,6 +84,44 @@ FitsType(std::int64_t value, const std::string & typeName)
   return value >= lowest && value <= highest;
 }
 
+/** A .nii.gz of `image` deflated from its buffer by GzipBytes(), behind the header ITK writes (into `staged`, then
+ * removed) for one pixel of the same geometry. False, nothing written, where that header cannot be made the image's
+ * (NiftiHeaderForSize()): the caller lets ITK write the file. */
+template <typename TImage>
+bool
+WriteNiftiGzipFromBuffer(const TImage * image, const std::string & fileName, const std::string & staged)
+{
+  const auto & region = image->GetLargestPossibleRegion();
+  if (image->GetBufferedRegion() != region)
+  {
+    return false;
+  }
+  auto                                  pixel = TImage::New();
+  typename TImage::RegionType::SizeType one;
+  one.Fill(1);
+  pixel->CopyInformation(image);
+  pixel->SetRegions(typename TImage::RegionType(region.GetIndex(), one)); // the same origin in the file
+  pixel->Allocate(true);
+  auto writer = itk::ImageFileWriter<TImage>::New();
+  writer->SetInput(pixel);
+  writer->SetFileName(staged);
+  writer->SetUseCompression(false);
+  writer->Update();
+  std::vector<std::uint64_t> size(region.GetSize().begin(), region.GetSize().end());
+  std::vector<unsigned char> header;
+  const bool                 made = NiftiHeaderForSize(staged, size, sizeof(typename TImage::PixelType), header);
+  std::remove(staged.c_str());
+  if (made)
+  {
+    GzipBytes(header,
+              reinterpret_cast<const unsigned char *>(image->GetBufferPointer()),
+              std::uint64_t{ region.GetNumberOfPixels() } * sizeof(typename TImage::PixelType),
+              fileName,
+              LabelCompressionLevel);
+  }
+  return made;
+}
+
 /** Casts the labels to TOut (a separate update, so that the bar moves forward) and writes them. */
 template <typename TOut, typename TLabelImage>
 void
@@ -90,11 +129,11 @@ WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const 
                 const std::string & labelType, ProgressBar & bar)
 {
   using OutputImageType = itk::Image<TOut, TLabelImage::ImageDimension>;
-  auto writer = itk::ImageFileWriter<OutputImageType>::New();
   bar.Start("writing");
+  typename OutputImageType::ConstPointer image;
   if constexpr (std::is_same<OutputImageType, TLabelImage>::value)
   {
-    writer->SetInput(labels);
+    image = labels;
   }
   else
   {
@@ -102,16 +141,24 @@ WriteLabelImage(const TLabelImage * labels, const std::string & fileName, const 
     cast->SetInput(labels);
     bar.Watch(cast, 0.0, 0.3);
     cast->Update();
-    writer->SetInput(cast->GetOutput());
+    image = cast->GetOutput();
   }
-  // A compressed NIfTI file: ITK writes it uncompressed beside, and the tool's own writer deflates it on every thread.
+  // A compressed NIfTI file: deflated on every thread by the tool's own writer, from the image's buffer where it
+  // can make the header, else from the uncompressed file ITK writes beside.
   const bool        ownGzip = itksys::SystemTools::StringEndsWith(fileName, ".nii.gz");
   const std::string written = ownGzip ? fileName.substr(0, fileName.size() - 3) : fileName;
-  writer->SetFileName(written);
-  writer->SetUseCompression(!ownGzip);
-  bar.Watch(writer, 0.3, ownGzip ? 0.6 : 1.0);
   try
   {
+    if (ownGzip && WriteNiftiGzipFromBuffer(image.GetPointer(), fileName, written))
+    {
+      bar.Finish();
+      return;
+    }
+    auto writer = itk::ImageFileWriter<OutputImageType>::New();
+    writer->SetInput(image);
+    writer->SetFileName(written);
+    writer->SetUseCompression(!ownGzip);
+    bar.Watch(writer, 0.3, ownGzip ? 0.6 : 1.0);
     writer->Update();
   }
   catch (const itk::ExceptionObject & e)
