@@ -33,6 +33,8 @@
 //                      label image, a CSV of its header only, a JSON with no object; --fail-if-empty: exit 4
 //   threads            the CPU engine starts no more threads than ITK's multithreader allows (1 under
 //                      ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=1), and says how many
+//   auto_one_image     --backend auto on one image takes the CPU engine below 6 Mi pixels per thread, and says
+//                      why; from there on the library's rule decides (the GPU where one is usable)
 #include "itkCCAToolTestUtilities.h"
 #include "itkImageAlgorithm.h"
 #include "itkImageFileReader.h"
@@ -393,6 +395,33 @@ ThreadsCase()
   return Expect(all, 0, "") && Expect(one, 0, "") && threads(all) >= 1 && threads(all) <= limit && threads(one) == 1;
 }
 
+/** --backend auto for one image: the CPU engine, and why, below 6 Mi pixels per CPU thread; not above. */
+bool
+AutoOneImageCase()
+{
+  WriteImage(ShortVolume(), Path("small.nrrd"));
+  auto large = Image<unsigned char, 2>::New(); // 6,500,000 pixels: above 6 Mi on one thread, below on two
+  large->SetRegions(Size<2>{ { 2600, 2500 } });
+  large->Allocate(true);
+  for (unsigned int y = 0; y < 2500; y += 50)
+  {
+    for (unsigned int x = 0; x < 2600; x += 50)
+    {
+      large->SetPixel({ { x, y } }, 1);
+    }
+  }
+  WriteImage(large.GetPointer(), Path("large.nrrd"));
+  const std::string note = "faster than starting the GPU)";
+  const Outcome     small = Run({ Path("small.nrrd") }, "small", "ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=2 ");
+  const Outcome     twoThreads = Run({ Path("large.nrrd") }, "two", "ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=2 ");
+  const Outcome     oneThread = Run({ Path("large.nrrd") }, "one", "ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=1 ");
+  return Expect(small, 0, "") && Expect(twoThreads, 0, "") && Expect(oneThread, 0, "") &&
+         small.out.find("CPU: CPU engine, 2 threads") != std::string::npos &&
+         small.out.find("(auto: for one image of this size the CPU engine on 2 threads is " + note) !=
+           std::string::npos &&
+         twoThreads.out.find(note) != std::string::npos && oneThread.out.find(note) == std::string::npos;
+}
+
 } // namespace
 
 int
@@ -430,6 +459,10 @@ itkCudaConnectedComponentAnalysisToolSafetyTest(int argc, char * argv[])
     else if (testCase == "threads")
     {
       ok = ThreadsCase();
+    }
+    else if (testCase == "auto_one_image")
+    {
+      ok = AutoOneImageCase();
     }
     else
     {

@@ -327,6 +327,7 @@ struct Report
   std::vector<std::uint64_t> largestPixels;
   std::vector<double>        largestSize;
   std::string                backend;
+  std::string                backendNote; ///< why --backend auto took the CPU engine, where the tool decided it
   double                     readSeconds{ 0 };
   unsigned int               inflatingThreads{ 0 };  ///< the threads that decompressed a gzip input (0: none or zlib)
   double                     analyzeSeconds{ 0 };    ///< engineWaitSeconds included
