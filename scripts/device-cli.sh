@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine, from the repository root, with .device-bundle (or .whl/bundle.tar.xz) carried: times
 # `cca` as users run it on the CT-like volume of scripts/make-ct-like-nifti.py (numpy needed), the automatic
-# backend and the CPU engine, the .nii.gz and the same volume uncompressed (where the GPU's start-up is not hidden
+# backend, the CPU engine and the GPU, the .nii.gz and the same volume uncompressed (where the GPU's start-up is not hidden
 # by the read). Each line: the tool's own split (read, analyze, write) and the wall time. CCA_BEFORE: another cca
 # binary to time beside it (the one before a change). Logs go to $OUT.
 set -uo pipefail
@@ -26,7 +26,7 @@ run() { # label binary input backend
 }
 {
   for input in "$work/ct.nii.gz" "$work/ct.nii"; do
-    for backend in auto cpu; do
+    for backend in auto cpu cuda; do
       for i in 1 2 3; do
         run after "$cca" "$input" $backend
         [ -n "${CCA_BEFORE:-}" ] && run before "$CCA_BEFORE" "$input" $backend
