@@ -30,11 +30,14 @@
 //                          the .nii
 //   nii_gz_short           a whole gzip stream of a .nii cut short: refused (exit 2), both sizes named
 //   nii_gz_in_place        a .nii.gz of more than 4 MiB (a noise volume, rotated and shifted): its pixels
-//                          decompressed straight into the image on 2 threads (libdeflate) and on 8 (rapidgzip,
-//                          where the build has it: the case's fourth argument says), labeled as its .nii (the
-//                          label image, which carries the geometry, byte for byte; the table)
-//   nii_gz_in_place_crc    the same with a wrong CRC: refused (exit 2) on both
-//   nii_gz_scaled          a .nii.gz whose scl_inter is 100 (ITK reads it scaled, as float): labeled as its .nii
+//                          decompressed in place on 2 threads' setting (libdeflate) and on 8 (rapidgzip, where the
+//                          build has it), labeled as its .nii (the label image, which carries the geometry, byte for
+//                          byte; the table); the summary says which (arguments 4 and 5 say what the build has)
+//   nii_gz_in_place_crc    the same with a wrong CRC: refused (exit 2) on both, in the tool's words alone
+//   nii_gz_scaled          a float .nii.gz whose scl_inter is 100 (ITK scales it; unscaled, the range selects
+//                          nothing): decompressed into a copy that ITK reads, labeled as its .nii
+//   nii_gz_nan             a float .nii.gz with NaN and infinities, which niftilib reads as 0: in place, labeled as
+//                          its .nii with the non-zero rule and with a range
 //   nii_gz_output          label images written as .nii.gz (3D, a rotated volume of one slice, 2D; three label
 //                          types) inflate to the bytes ITK writes as .nii
 #include "itkCCAToolTestUtilities.h"
@@ -45,7 +48,10 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <random>
+#include <sstream>
 
 namespace
 {
@@ -110,7 +116,42 @@ SaveGzipMembers(const std::string & file, const std::vector<std::string> & parts
   return static_cast<bool>(out);
 }
 
-bool g_Rapidgzip = false; ///< the tool was built with rapidgzip (the fourth argument, rapidgzip=1)
+bool g_Rapidgzip = false;  ///< the tool was built with rapidgzip (the fourth argument, rapidgzip=1)
+bool g_Libdeflate = false; ///< the tool was built with libdeflate (the fifth argument, libdeflate=1)
+
+/** What the summary says of a .nii.gz read on `threads` threads, in place or into a copy (nothing without
+ * libdeflate, where zlib reads it). */
+std::string
+Decompressed(bool inPlace, unsigned int threads)
+{
+  if (!g_Libdeflate)
+  {
+    return "";
+  }
+  return std::string(inPlace ? "(decompressed in place on " : "(decompressed into a copy on ") +
+         std::to_string(threads) + (threads == 1 ? " thread)" : " threads)");
+}
+
+/** A float volume of blocks of 1000 on 0 (ShortVolume's pattern), written as NAME.nii with its header's scl_inter
+ * set to `intercept`, and as NAME.nii.gz; `edit` changes the pixels first. */
+bool
+WriteFloatNifti(const std::string & name, float intercept, const std::function<void(Image<float, 3> *)> & edit)
+{
+  using Float3 = Image<float, 3>;
+  auto volume = ccatest::MakeRandomImage<Float3>({ { 40, 36, 24 } }, 0.4, 2, 11, [](std::mt19937 &) { return 1000.0f; });
+  edit(volume.GetPointer());
+  auto writer = ImageFileWriter<Float3>::New();
+  writer->SetInput(volume);
+  writer->SetFileName(Path(name + ".nii"));
+  writer->Update();
+  std::string bytes = Slurp(Path(name + ".nii"));
+  std::memcpy(&bytes[116], &intercept, sizeof(intercept)); // scl_inter
+  Save(Path(name + ".nii"), bytes);
+  gzFile     gz = gzopen(Path(name + ".nii.gz").c_str(), "wb6");
+  const bool written =
+    gz && gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size());
+  return gz && gzclose(gz) == Z_OK && written;
+}
 
 /** A rotated, shifted 3D noise volume of short values in [0, 1000): a stream that compresses to about 70 %. */
 Short3::Pointer
@@ -345,9 +386,8 @@ RunCase(const std::string & name)
     if (name == "nii_gz_in_place")
     {
       const std::vector<std::string> options{ "--lower", "500", "--backend", "cpu" };
-      return SameAsPlain("v", options, two, "(decompressed on 1 thread)") &&
-             SameAsPlain(
-               "v", options, eight, g_Rapidgzip ? "(decompressed on 8 threads)" : "(decompressed on 1 thread)");
+      return SameAsPlain("v", options, two, Decompressed(true, 1)) &&
+             SameAsPlain("v", options, eight, Decompressed(true, g_Rapidgzip ? 8 : 1));
     }
     std::string damaged = compressed;
     damaged[damaged.size() - 6] ^= 0x5a; // the CRC-32's third byte
@@ -359,26 +399,38 @@ RunCase(const std::string & name)
       {
         return false;
       }
+      std::istringstream lines(o.err);
+      for (std::string line; std::getline(lines, line);)
+      {
+        if (!line.empty() && line.rfind("cca: ", 0) != 0)
+        {
+          std::cerr << "a line on stderr not the tool's: " << line << std::endl;
+          return false;
+        }
+      }
     }
     return true;
   }
   if (name == "nii_gz_scaled")
   {
-    Write("v.nii", false);
-    std::string bytes = Slurp(Path("v.nii"));
-    const float intercept = 100; // scl_inter
-    std::memcpy(&bytes[116], &intercept, sizeof(intercept));
-    Save(Path("v.nii"), bytes);
-    gzFile     gz = gzopen(Path("v.nii.gz").c_str(), "wb6");
-    const bool written =
-      gz && gzwrite(gz, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size());
-    if (!gz || gzclose(gz) != Z_OK || !written)
-    {
-      return false;
-    }
-    // 1000 + 100 and 0 + 100: a lower bound of 500 keeps the blocks only where the values are scaled (and float)
-    return SameAsPlain(
-      "v", { "--lower", "500", "--upper", "1500", "--backend", "cpu" }, "", "(decompressed on 1 thread)");
+    // blocks 1100 on 100 as ITK scales them; --lower 150 keeps the blocks there, nothing in the unscaled pixels
+    return WriteFloatNifti("v", 100, [](Image<float, 3> *) {}) &&
+           SameAsPlain("v", { "--lower", "150", "--backend", "cpu" }, "", Decompressed(false, 1));
+  }
+  if (name == "nii_gz_nan")
+  {
+    const auto edit = [](Image<float, 3> * volume) {
+      const float special[3] = { std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                                 -std::numeric_limits<float>::infinity() };
+      float *     pixels = volume->GetBufferPointer();
+      for (std::size_t i = 0; i < volume->GetLargestPossibleRegion().GetNumberOfPixels(); i += 7)
+      {
+        pixels[i] = special[(i / 7) % 3]; // in the blocks and between them
+      }
+    };
+    const std::string two = "ITK_GLOBAL_DEFAULT_NUMBER_OF_THREADS=2 ";
+    return WriteFloatNifti("v", 0, edit) && SameAsPlain("v", { "--backend", "cpu" }, two, Decompressed(true, 1)) &&
+           SameAsPlain("v", { "--lower", "500", "--backend", "cpu" }, two, Decompressed(true, 1));
   }
   if (name == "nii_gz_output")
   {
@@ -443,6 +495,7 @@ itkCudaConnectedComponentAnalysisToolInputEdgeTest(int argc, char * argv[])
   try
   {
     g_Rapidgzip = argc > 4 && std::string(argv[4]) == "rapidgzip=1";
+    g_Libdeflate = argc > 5 && std::string(argv[5]) == "libdeflate=1";
     return RunCase(argv[2]) ? EXIT_SUCCESS : EXIT_FAILURE;
   }
   catch (const std::exception & e)

@@ -140,7 +140,8 @@ struct InflatingCheck
    * the same, and read as it is). Throws the check's ToolError for a damaged or short stream. */
   std::function<std::shared_ptr<InflatedCopy>()> copy;
   /** Set where the header says that the data are the pixels as they lie in memory (this machine's byte order, no
-   * scaling): decompresses them on every core straight into `buffer`, which holds `bytes`, the data's size.
+   * scaling): decompresses them straight into `buffer` (on every core where it can), which holds `bytes`, the
+   * data's size.
    * Returns the threads that did, or 0 where the stream did not yield them whole: `copy` then checks it and says
    * why. */
   std::function<unsigned int(void * buffer, std::uint64_t bytes)> into;
@@ -330,6 +331,7 @@ struct Report
   std::string                backendNote; ///< why --backend auto took the CPU engine, where the tool decided it
   double                     readSeconds{ 0 };
   unsigned int               inflatingThreads{ 0 };  ///< the threads that decompressed a gzip input (0: none or zlib)
+  bool                       inflatedInPlace{ false }; ///< into the image's buffer (else into a copy ITK read)
   double                     analyzeSeconds{ 0 };    ///< engineWaitSeconds included
   double                     engineWaitSeconds{ 0 }; ///< the engine's start-up after the read (not hidden by it)
   double                     writeSeconds{ 0 };

@@ -102,6 +102,10 @@ public:
   void
   Write(const unsigned char * batch, std::size_t length, std::size_t primed, bool last)
   {
+    if (length > BatchBytes())
+    {
+      throw ToolError(ExitFailure, "cannot compress " + m_Target + " (a batch past its pieces)");
+    }
     const std::size_t numPieces = std::max<std::size_t>(1, (length + PieceSize - 1) / PieceSize);
     std::fill(m_Failed.begin(), m_Failed.end(), 0);
     m_Threader->ParallelizeArray(

@@ -30,6 +30,7 @@
 #  include <cstring>
 #  include <filesystem>
 #  include <fstream>
+#  include <iostream>
 #  include <vector>
 #  define CCA_TOOL_INFLATED_COPY 1
 #endif
@@ -218,6 +219,13 @@ bool
 InflateParallel(const std::string & file, std::uint64_t compressedSize, std::size_t threads, std::uint64_t skip,
                 unsigned char * out, std::uint64_t size)
 {
+  // rapidgzip says on stderr what it could not decode; the tool's check says it to the user, the way it says it for
+  // every reader, so rapidgzip's lines are dropped (its threads are joined before the stream is given back).
+  struct QuietStandardError
+  {
+    std::streambuf * saved{ std::cerr.rdbuf(nullptr) };
+    ~QuietStandardError() { std::cerr.rdbuf(saved); }
+  } quiet;
   try
   {
     // Chunks of 1-4 MiB of the compressed stream: rapidgzip's default 4 MiB is its fastest on large files; smaller
@@ -275,9 +283,10 @@ InflatedCopy::InflateInto(const std::string & file, std::uint64_t skip, void * o
   // libdeflate's one thread: 16-core H200 host 0.22 s on 16 threads, 0.31 on 8, 0.50 on 4 (libdeflate 0.50); 2-core
   // machine 0.62 s on 2 threads (libdeflate 0.27). Below 4 MiB of stream it has too few chunks to share.
   const unsigned int threads = itk::MultiThreaderBase::GetGlobalDefaultNumberOfThreads();
-  if (threads >= 8 && in.size >= (std::size_t{ 4 } << 20))
+  if (threads >= 8 && in.size >= (std::size_t{ 4 } << 20) &&
+      InflateParallel(file, in.size, threads, skip, static_cast<unsigned char *>(out), size))
   {
-    return InflateParallel(file, in.size, threads, skip, static_cast<unsigned char *>(out), size) ? threads : 0;
+    return threads;
   }
 #  endif
   // libdeflate decompresses whole buffers: the stream into one of its own, the data copied from there.

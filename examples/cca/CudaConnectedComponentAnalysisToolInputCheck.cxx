@@ -346,7 +346,7 @@ CheckNifti(const std::string & file, std::function<void()> * deferred, Inflating
     };
     // Pixels as they lie in memory: the image's buffer filled with no ITK read between. ITK reads scaled values
     // (scl_slope other than 0 or 1, scl_inter other than 0) and swapped bytes as values of another kind.
-    if (!swap && (slope == 0 || slope == 1) && intercept == 0)
+    if (!swap && (slope == 0 || slope == 1) && intercept == 0 && voxOffsetValue >= (nifti2 ? 544 : 352))
     {
       inflate->into = [dataFile, voxOffset, dataBytes](void * buffer, std::uint64_t bytes) {
         return bytes == dataBytes ? InflatedCopy::InflateInto(dataFile, voxOffset, buffer, bytes) : 0u;

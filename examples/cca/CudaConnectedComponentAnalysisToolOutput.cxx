@@ -364,7 +364,8 @@ PrintSummary(const Report & r)
   line("time (s)") << std::fixed << std::setprecision(3) << "read " << r.readSeconds;
   if (r.inflatingThreads > 0)
   {
-    os << " (decompressed on " << r.inflatingThreads << (r.inflatingThreads == 1 ? " thread)" : " threads)");
+    os << (r.inflatedInPlace ? " (decompressed in place on " : " (decompressed into a copy on ") << r.inflatingThreads
+       << (r.inflatingThreads == 1 ? " thread)" : " threads)");
   }
   os << ", analyze " << r.analyzeSeconds;
   if (r.engineWaitSeconds >= 0.0005)

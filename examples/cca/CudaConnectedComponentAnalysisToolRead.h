@@ -32,6 +32,7 @@
 #include "itkImageBase.h"
 #include "itkImageFileReader.h"
 #include "itkMatrix.h"
+#include "itkMultiThreaderBase.h"
 
 #include <cmath>
 #include <limits>
@@ -246,6 +247,21 @@ ReadInflatedImage(const std::string & path, const std::function<unsigned int(voi
   if (threads == 0)
   {
     return nullptr;
+  }
+  if constexpr (std::is_floating_point<PixelType>::value)
+  {
+    // niftilib's read (nifti_read_buffer) makes every NaN and infinity 0: so must this one.
+    PixelType * const pixels = image->GetBufferPointer();
+    itk::MultiThreaderBase::New()->ParallelizeArray(
+      0,
+      image->GetLargestPossibleRegion().GetNumberOfPixels(),
+      [pixels](itk::SizeValueType i) {
+        if (!std::isfinite(pixels[i]))
+        {
+          pixels[i] = 0;
+        }
+      },
+      nullptr);
   }
   return image;
 }

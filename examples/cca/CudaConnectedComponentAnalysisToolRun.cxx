@@ -343,8 +343,8 @@ WithToolBackend(const Options & requested, const InputDescription & input, std::
       input.numberOfPixels < ToolCudaFromPixelsPerThread * threads)
   {
     options.backend = itk::CudaConnectedComponentAnalysisEnums::Backend::CPU;
-    note = "auto: for one image of this size the CPU engine on " + std::to_string(threads) +
-           " threads is faster than starting the GPU";
+    note = "auto: one image under 6 Mi pixels per CPU thread (" + std::to_string(threads) +
+           " here), where the GPU's start-up costs more than it saves";
   }
   return options;
 }
@@ -408,6 +408,7 @@ RunTyped(const Options & requested, const InputDescription & input)
     try
     {
       image = ReadInflatedImage<InputImageType>(input.path, input.inflateData.into, report.inflatingThreads);
+      report.inflatedInPlace = image != nullptr;
     }
     catch (const itk::ExceptionObject &)
     {
@@ -420,6 +421,7 @@ RunTyped(const Options & requested, const InputDescription & input)
     bar.Start("decompressing");
     inflated = input.inflateData.copy(); // throws the check's ToolError: nothing read
     report.inflatingThreads = inflated ? 1 : 0;
+    report.inflatedInPlace = false;
     bar.Finish();
   }
   else if (input.verifyData)
