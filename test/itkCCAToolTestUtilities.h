@@ -29,6 +29,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -159,6 +160,46 @@ StartToolTest(int argc, char * argv[], const std::string & prefix, const char * 
   itksys::SystemTools::RemoveADirectory(g_Folder);
   itksys::SystemTools::MakeDirectory(g_Folder);
   return true;
+}
+
+/** The tool's arguments `a` with --backend cpu after them. */
+inline std::vector<std::string>
+OnCpu(std::vector<std::string> a)
+{
+  a.insert(a.end(), { "--backend", "cpu" });
+  return a;
+}
+
+/** ShortVolume() written as `name` in g_Folder (compressed where the format can, with `compress`). */
+inline void
+WriteShortVolume(const std::string & name, bool compress)
+{
+  auto writer = ImageFileWriter<Image<short, 3>>::New();
+  writer->SetInput(ShortVolume());
+  writer->SetFileName(Path(name));
+  writer->SetUseCompression(compress);
+  writer->Update();
+}
+
+/** A tool test's entry point: StartToolTest(), then `runCase` on the case, an exception said with the case's
+ * name. */
+inline int
+RunToolTest(int argc, char * argv[], const std::string & prefix,
+            const std::function<bool(const std::string &)> & runCase)
+{
+  if (!StartToolTest(argc, argv, prefix))
+  {
+    return EXIT_FAILURE;
+  }
+  try
+  {
+    return runCase(argv[2]) ? EXIT_SUCCESS : EXIT_FAILURE;
+  }
+  catch (const std::exception & e)
+  {
+    std::cerr << argv[2] << ": " << e.what() << std::endl;
+    return EXIT_FAILURE;
+  }
 }
 
 /** `volume` as a DICOM series in `folder` (made anew): one single-slice 3D file per z, slice<z>.dcm, all

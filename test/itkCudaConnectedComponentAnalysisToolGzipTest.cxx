@@ -58,16 +58,6 @@ using ccatest::Slurp;
 
 using Short3 = Image<short, 3>;
 
-void
-Write(const std::string & name, bool compress)
-{
-  auto writer = ImageFileWriter<Short3>::New();
-  writer->SetInput(ShortVolume());
-  writer->SetFileName(Path(name));
-  writer->SetUseCompression(compress);
-  writer->Update();
-}
-
 /** `parts` of bytes, each a gzip member of its own, then `trailer` as it is. */
 bool
 SaveGzipMembers(const std::string & file, const std::vector<std::string> & parts, const std::string & trailer)
@@ -229,19 +219,14 @@ InflatesToPlain(const std::string & tag)
 bool
 RunCase(const std::string & name)
 {
-  const std::vector<std::string> cpu{ "--backend", "cpu" };
-  const auto                     args = [&cpu](std::vector<std::string> a) {
-    a.insert(a.end(), cpu.begin(), cpu.end());
-    return a;
-  };
   if (name == "nii_gz_members")
   {
-    Write("v.nii", false);
+    ccatest::WriteShortVolume("v.nii", false);
     const std::string bytes = Slurp(Path("v.nii"));
     const std::size_t half = bytes.size() / 2;
     if (!SaveGzipMembers(Path("v.nii.gz"), { bytes.substr(0, half), bytes.substr(half) }, std::string(7, '\0')) ||
-        !Expect(Run(args({ Path("v.nii"), "--csv", Path("plain.csv") }), "p"), 0, "") ||
-        !Expect(Run(args({ Path("v.nii.gz"), "--csv", Path("members.csv") }), "g"), 0, ""))
+        !Expect(Run(ccatest::OnCpu({ Path("v.nii"), "--csv", Path("plain.csv") }), "p"), 0, "") ||
+        !Expect(Run(ccatest::OnCpu({ Path("v.nii.gz"), "--csv", Path("members.csv") }), "g"), 0, ""))
     {
       return false;
     }
@@ -255,13 +240,13 @@ RunCase(const std::string & name)
   }
   if (name == "nii_gz_short")
   {
-    Write("v.nii", false);
+    ccatest::WriteShortVolume("v.nii", false);
     const std::string bytes = Slurp(Path("v.nii"));
     if (!SaveGzipMembers(Path("v.nii.gz"), { bytes.substr(0, 352 + 2000) }, ""))
     {
       return false;
     }
-    const Outcome o = Run(args({ Path("v.nii.gz") }), "s");
+    const Outcome o = Run(ccatest::OnCpu({ Path("v.nii.gz") }), "s");
     return Expect(o, 2, "promises 69472 bytes") && o.err.find("yields 2352 bytes") != std::string::npos;
   }
   if (name == "nii_gz_in_place" || name == "nii_gz_in_place_crc")
@@ -289,7 +274,7 @@ RunCase(const std::string & name)
     Save(Path("v.nii.gz"), damaged);
     for (const auto & environment : { two, eight })
     {
-      const Outcome o = Run(args({ Path("v.nii.gz"), "--lower", "500" }), "crc", environment);
+      const Outcome o = Run(ccatest::OnCpu({ Path("v.nii.gz"), "--lower", "500" }), "crc", environment);
       if (!Expect(o, 2, "v.nii.gz is truncated or damaged") || o.err.find("incorrect data check") == std::string::npos)
       {
         return false;
@@ -329,7 +314,7 @@ RunCase(const std::string & name)
   }
   if (name == "nii_gz_output")
   {
-    Write("v.nii", false);
+    ccatest::WriteShortVolume("v.nii", false);
     auto plane = Image<short, 2>::New();
     plane->SetRegions(Size<2>{ { 301, 257 } });
     plane->Allocate(true);
@@ -362,7 +347,7 @@ RunCase(const std::string & name)
       {
         std::vector<std::string> a = runs[i];
         a.insert(a.end(), { "--output", Path(tag + extension) });
-        if (!Expect(Run(args(a), tag + extension, ""), 0, ""))
+        if (!Expect(Run(ccatest::OnCpu(a), tag + extension, ""), 0, ""))
         {
           return false;
         }
@@ -383,19 +368,9 @@ RunCase(const std::string & name)
 int
 itkCudaConnectedComponentAnalysisToolGzipTest(int argc, char * argv[])
 {
-  if (!ccatest::StartToolTest(argc, argv, "CCAToolGzip_"))
-  {
-    return EXIT_FAILURE;
-  }
-  try
-  {
+  return ccatest::RunToolTest(argc, argv, "CCAToolGzip_", [argc, argv](const std::string & name) {
     g_Rapidgzip = argc > 4 && std::string(argv[4]) == "rapidgzip=1";
     g_Libdeflate = argc > 5 && std::string(argv[5]) == "libdeflate=1";
-    return RunCase(argv[2]) ? EXIT_SUCCESS : EXIT_FAILURE;
-  }
-  catch (const std::exception & e)
-  {
-    std::cerr << argv[2] << ": " << e.what() << std::endl;
-    return EXIT_FAILURE;
-  }
+    return RunCase(name);
+  });
 }

@@ -42,8 +42,6 @@ using ccatest::Outcome;
 using ccatest::Run;
 using ccatest::Slurp;
 
-using Short3 = Image<short, 3>;
-
 using ccatest::Path;
 using ccatest::Save;
 using ccatest::ShortVolume;
@@ -65,46 +63,31 @@ Patch(std::string & bytes, const std::string & from, const std::string & to)
   return found;
 }
 
-void
-Write(const std::string & name, bool compress)
-{
-  auto writer = ImageFileWriter<Short3>::New();
-  writer->SetInput(ShortVolume());
-  writer->SetFileName(Path(name));
-  writer->SetUseCompression(compress);
-  writer->Update();
-}
-
 bool
 RunCase(const std::string & name)
 {
-  const std::vector<std::string> cpu{ "--backend", "cpu" };
-  const auto                     args = [&cpu](std::vector<std::string> a) {
-    a.insert(a.end(), cpu.begin(), cpu.end());
-    return a;
-  };
   if (name == "meta_compressed_TRUE")
   {
-    Write("v.mha", true);
+    ccatest::WriteShortVolume("v.mha", true);
     std::string bytes = Slurp(Path("v.mha"));
     return Patch(bytes, "CompressedData = True", "CompressedData = TRUE") && (Save(Path("v.mha"), bytes), true) &&
-           Expect(Run(args({ Path("v.mha") }), "m"), 0, "");
+           Expect(Run(ccatest::OnCpu({ Path("v.mha") }), "m"), 0, "");
   }
   if (name == "nifti_bitpix")
   {
-    Write("v.nii", false);
+    ccatest::WriteShortVolume("v.nii", false);
     std::string        bytes = Slurp(Path("v.nii"));
     const std::int16_t bitpix = 32; // the short data's datatype (4) says 16 bits
     std::memcpy(&bytes[72], &bitpix, sizeof(bitpix));
     Save(Path("v.nii"), bytes);
-    return Expect(Run(args({ Path("v.nii") }), "n"), 0, "");
+    return Expect(Run(ccatest::OnCpu({ Path("v.nii") }), "n"), 0, "");
   }
   if (name == "analyze_img_input")
   {
-    Write("v.hdr", false);
+    ccatest::WriteShortVolume("v.hdr", false);
     const std::string bytes = Slurp(Path("v.img"));
     Save(Path("v.img"), bytes.substr(0, bytes.size() / 2));
-    return Expect(Run(args({ Path("v.img") }), "a"), 2, "v.img is truncated or damaged");
+    return Expect(Run(ccatest::OnCpu({ Path("v.img") }), "a"), 2, "v.img is truncated or damaged");
   }
   if (name == "dicom_other_sop")
   {
@@ -126,20 +109,20 @@ RunCase(const std::string & name)
       return false;
     }
     Save(Path("series/other.dcm"), bytes.substr(0, bytes.size() / 3)); // no series takes it
-    const Outcome o = Run(args({ Path("series") }), "d");
+    const Outcome o = Run(ccatest::OnCpu({ Path("series") }), "d");
     return Expect(o, 0, "") && o.out.find("DICOM series of 6 files") != std::string::npos;
   }
   if (name == "outputs_clash")
   {
-    Write("v.nrrd", true);
-    return Expect(Run(args({ Path("v.nrrd"), "--output", Path("r.mhd"), "--csv", Path("r.zraw") }), "c"),
+    ccatest::WriteShortVolume("v.nrrd", true);
+    return Expect(Run(ccatest::OnCpu({ Path("v.nrrd"), "--output", Path("r.mhd"), "--csv", Path("r.zraw") }), "c"),
                   1,
                   "would both write") &&
            !itksys::SystemTools::FileExists(Path("r.mhd")) && !itksys::SystemTools::FileExists(Path("r.zraw"));
   }
   if (name == "symlink_output")
   {
-    Write("v.nrrd", true);
+    ccatest::WriteShortVolume("v.nrrd", true);
     itksys::SystemTools::MakeDirectory(Path("real"));
     Save(Path("real/target.csv"), "old\n");
     std::remove(Path("link.csv").c_str());
@@ -148,16 +131,16 @@ RunCase(const std::string & name)
       std::cerr << "cannot make a symbolic link" << std::endl;
       return false;
     }
-    return Expect(Run(args({ Path("v.nrrd"), "--csv", Path("link.csv") }), "s"), 0, "") &&
+    return Expect(Run(ccatest::OnCpu({ Path("v.nrrd"), "--csv", Path("link.csv") }), "s"), 0, "") &&
            itksys::SystemTools::FileIsSymlink(Path("link.csv")) &&
            Slurp(Path("real/target.csv")).rfind("Label,NumberOfPixels,", 0) == 0;
   }
   if (name == "overwrite_nrrd_data")
   {
-    Write("v.nhdr", true);
+    ccatest::WriteShortVolume("v.nhdr", true);
     const std::string data = itksys::SystemTools::FileExists(Path("v.raw.gz")) ? "v.raw.gz" : "v.raw";
     const std::string before = Slurp(Path(data));
-    return Expect(Run(args({ Path("v.nhdr"), "--csv", Path(data) }), "o"), 1, "would overwrite") &&
+    return Expect(Run(ccatest::OnCpu({ Path("v.nhdr"), "--csv", Path(data) }), "o"), 1, "would overwrite") &&
            Slurp(Path(data)) == before;
   }
   std::cerr << "unknown case " << name << std::endl;
@@ -169,17 +152,5 @@ RunCase(const std::string & name)
 int
 itkCudaConnectedComponentAnalysisToolInputEdgeTest(int argc, char * argv[])
 {
-  if (!ccatest::StartToolTest(argc, argv, "CCAToolInputEdge_"))
-  {
-    return EXIT_FAILURE;
-  }
-  try
-  {
-    return RunCase(argv[2]) ? EXIT_SUCCESS : EXIT_FAILURE;
-  }
-  catch (const std::exception & e)
-  {
-    std::cerr << argv[2] << ": " << e.what() << std::endl;
-    return EXIT_FAILURE;
-  }
+  return ccatest::RunToolTest(argc, argv, "CCAToolInputEdge_", RunCase);
 }
