@@ -100,7 +100,8 @@ bool
 WriteFloatNifti(const std::string & name, float intercept, const std::function<void(Image<float, 3> *)> & edit)
 {
   using Float3 = Image<float, 3>;
-  auto volume = ccatest::MakeRandomImage<Float3>({ { 40, 36, 24 } }, 0.4, 2, 11, [](std::mt19937 &) { return 1000.0f; });
+  auto volume =
+    ccatest::MakeRandomImage<Float3>({ { 40, 36, 24 } }, 0.4, 2, 11, [](std::mt19937 &) { return 1000.0f; });
   edit(volume.GetPointer());
   auto writer = ImageFileWriter<Float3>::New();
   writer->SetInput(volume);
