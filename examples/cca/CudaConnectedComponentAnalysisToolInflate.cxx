@@ -29,6 +29,7 @@
 #  include <cstdlib>
 #  include <cstring>
 #  include <filesystem>
+#  include <functional>
 #  include <fstream>
 #  include <iostream>
 #  include <vector>
@@ -187,12 +188,30 @@ InflateMembers(const CompressedFile & in, unsigned char * out, std::uint64_t cap
   return Inflation::Whole;
 }
 
-/** The capacity to try after Inflation::NoRoom, or 0 where it would not fit in memory. */
-std::uint64_t
-Grown(std::uint64_t capacity)
+/** Every member decompressed by libdeflate (InflateMembers) into the memory `map(capacity)` gives: at least
+ * `capacity` bytes and the last member's size, more while the members need more (rare), within half the available
+ * memory. The memory that holds them, `produced` their bytes; nullptr where the stream is damaged or cut, or the
+ * memory is wanting. */
+std::unique_ptr<Mapping>
+InflateWhole(const CompressedFile & in, std::uint64_t capacity,
+             const std::function<std::unique_ptr<Mapping>(std::uint64_t)> & map, std::uint64_t & produced)
 {
-  capacity += capacity / 2 + (std::uint64_t{ 1 } << 20); // more than the members said: rare
-  return capacity > AvailableMemory() / 2 ? 0 : capacity;
+  capacity = std::max<std::uint64_t>({ capacity, LastMemberSize(in.Data(), in.size), 1 });
+  while (capacity <= AvailableMemory() / 2)
+  {
+    std::unique_ptr<Mapping> out = map(capacity);
+    if (!out || out->data == MAP_FAILED)
+    {
+      return nullptr;
+    }
+    const Inflation result = InflateMembers(in, static_cast<unsigned char *>(out->data), capacity, produced);
+    if (result != Inflation::NoRoom)
+    {
+      return result == Inflation::Whole ? std::move(out) : nullptr;
+    }
+    capacity += capacity / 2 + (std::uint64_t{ 1 } << 20);
+  }
+  return nullptr;
 }
 
 #  ifdef CCA_TOOL_RAPIDGZIP
@@ -290,31 +309,20 @@ InflatedCopy::InflateInto(const std::string & file, std::uint64_t skip, void * o
   }
 #  endif
   // libdeflate decompresses whole buffers: the stream into one of its own, the data copied from there.
-  std::uint64_t capacity = std::max<std::uint64_t>({ skip + size, LastMemberSize(in.Data(), in.size), 1 });
-  if (capacity > AvailableMemory() / 2)
+  std::uint64_t produced = 0;
+  const auto    whole = InflateWhole(
+    in,
+    skip + size,
+    [](std::uint64_t capacity) {
+      return std::make_unique<Mapping>(capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+    },
+    produced);
+  if (!whole || produced < skip + size)
   {
     return 0;
   }
-  for (;;)
-  {
-    Mapping       whole(capacity, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
-    std::uint64_t produced = 0;
-    if (whole.data == MAP_FAILED)
-    {
-      return 0;
-    }
-    const Inflation result = InflateMembers(in, static_cast<unsigned char *>(whole.data), capacity, produced);
-    if (result == Inflation::NoRoom && (capacity = Grown(capacity)) > 0)
-    {
-      continue;
-    }
-    if (result != Inflation::Whole || produced < skip + size)
-    {
-      return 0;
-    }
-    std::memcpy(out, static_cast<const unsigned char *>(whole.data) + skip, static_cast<std::size_t>(size));
-    return 1;
-  }
+  std::memcpy(out, static_cast<const unsigned char *>(whole->data) + skip, static_cast<std::size_t>(size));
+  return 1;
 }
 
 std::shared_ptr<InflatedCopy>
@@ -327,11 +335,6 @@ InflatedCopy::Make(const std::string & file, const std::string & name, std::uint
   }
 
   // The copy: a memory file, named by a link in a folder of its own, which ITK opens by name.
-  std::uint64_t capacity = std::max<std::uint64_t>({ promised, LastMemberSize(in.Data(), in.size), 1 });
-  if (capacity > AvailableMemory() / 2)
-  {
-    return nullptr; // the image and its copy might not both fit: zlib's streaming check, and ITK's read
-  }
   std::shared_ptr<InflatedCopy> copy(new InflatedCopy);
   copy->m_Descriptor = memfd_create("cca-inflated-input", MFD_CLOEXEC);
   std::error_code   error;
@@ -357,30 +360,24 @@ InflatedCopy::Make(const std::string & file, const std::string & name, std::uint
   }
   close(probe);
 
-  for (;;)
+  // Where the image and its copy might not both fit (more than half the available memory), none is made: zlib's
+  // streaming check then runs, and ITK's read.
+  std::uint64_t produced = 0;
+  const int     descriptor = copy->m_Descriptor;
+  const auto    mapping = InflateWhole(
+    in,
+    promised,
+    [descriptor](std::uint64_t capacity) {
+      return ftruncate(descriptor, static_cast<off_t>(capacity)) == 0
+               ? std::make_unique<Mapping>(capacity, PROT_READ | PROT_WRITE, MAP_SHARED, descriptor)
+               : nullptr;
+    },
+    produced);
+  if (!mapping || produced < promised || ftruncate(descriptor, static_cast<off_t>(produced)) != 0)
   {
-    if (ftruncate(copy->m_Descriptor, static_cast<off_t>(capacity)) != 0)
-    {
-      return nullptr;
-    }
-    Mapping out(capacity, PROT_READ | PROT_WRITE, MAP_SHARED, copy->m_Descriptor);
-    if (out.data == MAP_FAILED)
-    {
-      return nullptr;
-    }
-    std::uint64_t   produced = 0;
-    const Inflation result = InflateMembers(in, static_cast<unsigned char *>(out.data), capacity, produced);
-    if (result == Inflation::NoRoom && (capacity = Grown(capacity)) > 0)
-    {
-      continue;
-    }
-    if (result != Inflation::Whole || produced < promised ||
-        ftruncate(copy->m_Descriptor, static_cast<off_t>(produced)) != 0)
-    {
-      return nullptr; // damaged or cut (zlib's check says where), or no room
-    }
-    return copy;
+    return nullptr; // damaged or cut (zlib's check says where), or no room
   }
+  return copy;
 }
 
 InflatedCopy::~InflatedCopy()

@@ -34,6 +34,7 @@
 #include "itkMatrix.h"
 #include "itkMultiThreaderBase.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -250,15 +251,21 @@ ReadInflatedImage(const std::string & path, const std::function<unsigned int(voi
   }
   if constexpr (std::is_floating_point<PixelType>::value)
   {
-    // niftilib's read (nifti_read_buffer) makes every NaN and infinity 0: so must this one.
-    PixelType * const pixels = image->GetBufferPointer();
+    // niftilib's read (nifti_read_buffer) makes every NaN and infinity 0: so must this one (in blocks of pixels, a
+    // call per block).
+    PixelType * const   pixels = image->GetBufferPointer();
+    const std::uint64_t count = image->GetLargestPossibleRegion().GetNumberOfPixels();
+    constexpr std::uint64_t block = std::uint64_t{ 1 } << 16;
     itk::MultiThreaderBase::New()->ParallelizeArray(
       0,
-      image->GetLargestPossibleRegion().GetNumberOfPixels(),
-      [pixels](itk::SizeValueType i) {
-        if (!std::isfinite(pixels[i]))
+      (count + block - 1) / block,
+      [pixels, count](itk::SizeValueType b) {
+        for (std::uint64_t i = b * block; i < std::min(count, (b + 1) * block); ++i)
         {
-          pixels[i] = 0;
+          if (!std::isfinite(pixels[i]))
+          {
+            pixels[i] = 0;
+          }
         }
       },
       nullptr);
