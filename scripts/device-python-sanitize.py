@@ -26,6 +26,15 @@ for shape in [(1, 1), (3, 257), (129, 131), (33, 35, 37)]:
                 failures += not same
             sorted_labels = cudacca.label(cupy.asarray(image), connectivity=full, sort=True, min_size=3)
             failures += not np.array_equal(sorted_labels.get(), cudacca.label(image, connectivity=full, sort=True, min_size=3, backend="cpu"))
+# Above the one-launch limit (2^18 pixels): the general path (a kernel per stage), binary and multi-label input.
+for shape in [(613, 517), (70, 61, 97)]:
+    image = (rng.random(shape) < 0.6).astype(np.uint8)
+    valued = image * rng.integers(1, 4, size=shape, dtype=np.uint8)
+    for full in ("face", "full"):
+        for pixels, multilabel in ((image, False), (valued, True)):
+            expected = cudacca.label(pixels, connectivity=full, multilabel=multilabel, backend="cpu")
+            labels = cudacca.label(cupy.asarray(pixels), connectivity=full, multilabel=multilabel)
+            failures += not np.array_equal(labels.get(), expected)
 # Batches (label_batch: the engines' batch merge, the per-image labels and post-processing) on the device.
 for stack_shape in [(7, 33, 29), (4, 13, 11, 9), (6, 50)]:
     stack = (rng.random(stack_shape) < 0.5).astype(np.uint8)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import cudacca
-from conftest import BACKENDS, DENSITY_GRANULARITY, random_image
+from conftest import BACKENDS, DENSITY_GRANULARITY, random_image, valued_image
 
 
 def reference_labels(image, full=False):
@@ -49,6 +49,45 @@ def test_labels_and_regionprops_equal_skimage(backend, shape):
             np.testing.assert_array_equal(table[f"bbox-{c}"], props[f"bbox-{c}"])
         for c in range(len(shape)):
             np.testing.assert_allclose(table[f"centroid-{c}"], props[f"centroid-{c}"], rtol=1e-12)
+
+# Above the CUDA engine's one-launch limit (2^18 pixels), so that binary input takes its general path (a kernel per
+# stage): rows of 1, 2, 17 and 141 bitmask words, slices of 1, 2, 7 and 61 rows, odd sides, one side of 1.
+GENERAL_PATH_SHAPES = [(613, 517), (9000, 33), (300001, 1), (70, 61, 97), (9, 7, 4500), (300, 2, 450), (300, 1000, 1)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", GENERAL_PATH_SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_large_images_equal_skimage(backend, shape):
+    from skimage import measure
+
+    rng = np.random.default_rng(sum(shape))
+    checkerboard = (np.indices(shape).sum(axis=0) % 2).astype(np.uint8)  # a run at every other pixel
+    stripes = (np.indices(shape)[-1] % 2).astype(np.uint8)
+    for connectivity in range(1, len(shape) + 1):
+        images = [random_image(shape, d, g, seed=int(rng.integers(1 << 30))) for d, g in DENSITY_GRANULARITY]
+        images += [checkerboard, stripes, valued_image(shape, 3, 2, seed=connectivity, dtype=np.uint8)]
+        for image in images:
+            multilabel = image.max() > 1
+            # scikit-image numbers an image with a side of 1 in another order: its squeezed image instead
+            flat = np.squeeze(image)
+            expected = measure.label(flat, connectivity=min(connectivity, flat.ndim), background=0).reshape(shape)
+            labels = cudacca.label(image, connectivity=connectivity, multilabel=multilabel, backend=backend)
+            np.testing.assert_array_equal(labels, expected, err_msg=f"connectivity {connectivity}")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("shape", [(5, 37, 61, 97), (4, 613, 129)], ids=lambda s: "x".join(map(str, s)))
+def test_large_batch_equals_skimage(backend, shape):
+    """A batch on the general path: nothing joins across its images."""
+    from skimage import measure
+
+    images = [random_image(shape[1:], 0.6, 1 + i % 2, seed=i) for i in range(shape[0])]
+    for connectivity in (1, len(shape) - 1):
+        labels = cudacca.label_batch(np.stack(images), connectivity=connectivity, backend=backend)
+        for i, image in enumerate(images):
+            expected = measure.label(image, connectivity=connectivity, background=0)
+            np.testing.assert_array_equal(labels[i], expected, err_msg=f"image {i}, connectivity {connectivity}")
+
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_sizes_equal_cc3d(backend):
