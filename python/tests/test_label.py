@@ -51,7 +51,7 @@ def test_labels_and_regionprops_equal_skimage(backend, shape):
             np.testing.assert_allclose(table[f"centroid-{c}"], props[f"centroid-{c}"], rtol=1e-12)
 
 # Above the CUDA engine's one-launch limit (2^18 pixels), so that binary input takes its general path (a kernel per
-# stage): rows of 1, 2, 17 and 141 bitmask words, slices of 1, 2, 7 and 61 rows, odd sides, one side of 1.
+# stage): rows of 1, 2, 4, 15, 17 and 141 bitmask words, slices of 2, 7, 61 and 1,000 rows, odd sides, one side of 1.
 GENERAL_PATH_SHAPES = [(613, 517), (9000, 33), (300001, 1), (70, 61, 97), (9, 7, 4500), (300, 2, 450), (300, 1000, 1)]
 
 
