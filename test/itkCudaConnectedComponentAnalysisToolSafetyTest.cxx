@@ -426,51 +426,37 @@ AutoOneImageCase()
 int
 itkCudaConnectedComponentAnalysisToolSafetyTest(int argc, char * argv[])
 {
-  if (!ccatest::StartToolTest(argc, argv, "CCAToolSafety_"))
-  {
-    return EXIT_FAILURE;
-  }
-  const std::string testCase = argv[2];
-  bool              ok = false;
-  try
-  {
+  return ccatest::RunToolTest(argc, argv, "CCAToolSafety_", [](const std::string & testCase) {
     const auto starts = [&testCase](const char * prefix) { return testCase.rfind(prefix, 0) == 0; };
     if (starts("truncated_"))
     {
-      ok = TruncatedCase(testCase.substr(10));
+      return TruncatedCase(testCase.substr(10));
     }
-    else if (starts("dicom_"))
+    if (starts("dicom_"))
     {
-      ok = DicomCase(testCase);
+      return DicomCase(testCase);
     }
-    else if (starts("overwrite_") || testCase == "same_outputs")
+    if (starts("overwrite_") || testCase == "same_outputs")
     {
-      ok = OverwriteCase(testCase);
+      return OverwriteCase(testCase);
     }
-    else if (starts("staged_"))
+    if (starts("staged_"))
     {
-      ok = StagedCase(testCase);
+      return StagedCase(testCase);
     }
-    else if (starts("empty") || testCase == "fail_if_empty")
+    if (starts("empty") || testCase == "fail_if_empty")
     {
-      ok = EmptyCase(testCase);
+      return EmptyCase(testCase);
     }
-    else if (testCase == "threads")
+    if (testCase == "threads")
     {
-      ok = ThreadsCase();
+      return ThreadsCase();
     }
-    else if (testCase == "auto_one_image")
+    if (testCase == "auto_one_image")
     {
-      ok = AutoOneImageCase();
+      return AutoOneImageCase();
     }
-    else
-    {
-      std::cerr << "unknown case " << testCase << std::endl;
-    }
-  }
-  catch (const std::exception & e)
-  {
-    std::cerr << testCase << ": " << e.what() << std::endl;
-  }
-  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+    std::cerr << "unknown case " << testCase << std::endl;
+    return false;
+  });
 }

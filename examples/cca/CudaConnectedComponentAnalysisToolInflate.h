@@ -50,8 +50,8 @@ public:
   /** Decompresses `file`, skipping its first `skip` bytes, the next `size` bytes into `out`, and the rest to the
    * end, every member's CRC checked (and its length, by libdeflate): on every core by rapidgzip where this build has
    * it and the machine has 8 threads or more, else (or where rapidgzip fails) by libdeflate into memory of its own
-   * and copied. Returns the number of threads that
-   * decompressed it, or 0 where the stream did not hold them and end whole, or memory or threads were wanting. */
+   * and copied. Returns the number of threads that decompressed it, or 0 where the stream did not hold them and end
+   * whole, or memory or threads were wanting. */
   static unsigned int
   InflateInto(const std::string & file, std::uint64_t skip, void * out, std::uint64_t size);
 

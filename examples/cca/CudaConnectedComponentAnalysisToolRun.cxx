@@ -343,7 +343,8 @@ WithToolBackend(const Options & requested, const InputDescription & input, std::
       input.numberOfPixels < ToolCudaFromPixelsPerThread * threads)
   {
     options.backend = itk::CudaConnectedComponentAnalysisEnums::Backend::CPU;
-    note = "auto: one image under 6 Mi pixels per CPU thread (" + std::to_string(threads) +
+    note = "auto: one image under " + std::to_string(ToolCudaFromPixelsPerThread >> 20) +
+           " Mi pixels per CPU thread (" + std::to_string(threads) +
            " here), where the GPU's start-up costs more than it saves";
   }
   return options;
