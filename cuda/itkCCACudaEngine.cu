@@ -354,27 +354,7 @@ CudaEngine::MakeDeviceRuns(const Request & request, std::uint32_t numRuns) const
     n.widened[n.count] = offsets[o].widening != 0;
     ++n.count;
   }
-  // EXPERIMENT: covering rows (binary, 3-D, edges join)
-  n.coverRow[0] = n.coverRow[1] = -1;
-  for (int k = 0; k < 4; ++k) n.coveredBy[k] = 0;
-  for (int k = 0; k < n.count; ++k)
-  {
-    if (n.dy[k] == 0 && n.dz[k] == -1) n.coverRow[0] = k;
-    if (n.dy[k] == -1 && n.dz[k] == 0) n.coverRow[1] = k;
-  }
-  if (!m_MultiLabel && n.coverRow[0] >= 0 && request.connectivity.Joins(2))
-  {
-    for (int k = 0; k < n.count; ++k)
-    {
-      if (k == n.coverRow[0]) continue;
-      n.coveredBy[k] |= 1u; // C covers A, B, D
-      if (n.dy[k] == -1 && n.dz[k] == -1 && n.coverRow[1] >= 0) n.coveredBy[k] |= 2u; // A covers B
-    }
-  }
-  else
-  {
-    n.coverRow[0] = n.coverRow[1] = -1;
-  }
+  CoveringNeighborRows(offsets, count, request.connectivity, m_MultiLabel, n.coveringRow, n.coveredBy);
   runs.stream = m_Stream;
   runs.multiprocessors = m_Properties.multiProcessorCount;
   if (m_MultiLabel)

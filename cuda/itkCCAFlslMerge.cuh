@@ -44,8 +44,10 @@ struct NeighborRows
   int  dy[4];
   int  dz[4];
   bool widened[4]; ///< that row's x-neighbors join too (PrecedingNeighborRowOffsets)
-  int  coverRow[2];  ///< EXPERIMENT: indices of rows C (0,-1) and A (-1,0), or -1
-  std::uint32_t coveredBy[4]; ///< EXPERIMENT: bit 0 C covers, bit 1 A covers
+  /** CoveringNeighborRows(): the rows that cover others (-1: none), and per row, bit k where coveringRow[k] covers
+   * it: its pairs that overlap where that row is foreground need no union. */
+  int           coveringRow[2];
+  std::uint32_t coveredBy[4];
 };
 
 /** The plain union of two runs' sets. Its finds only read (BUF's union): on the H200, path halving's writes, which
@@ -96,10 +98,12 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
     const bool firstOfImage =
       g.batchExtent != 0 && (g.dimension == 2 ? y % g.batchExtent == 0 : z % g.batchExtent == 0);
 
+    // The covering rows' words (0 outside the image or in the image before): only these two before the loop, which
+    // keeps the pass as lean as without them (loading every neighbor row first made it slower).
     std::uint32_t coverBits[2] = { 0u, 0u };
     for (int k = 0; k < 2; ++k)
     {
-      const int n = neighbors.coverRow[k];
+      const int n = neighbors.coveringRow[k];
       if (n < 0)
       {
         continue;
@@ -110,7 +114,8 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
       {
         continue;
       }
-      coverBits[k] = bits[(static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow];
+      coverBits[k] =
+        bits[(static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow];
     }
     for (int n = 0; n < neighbors.count; ++n)
     {
