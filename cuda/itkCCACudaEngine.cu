@@ -354,6 +354,7 @@ CudaEngine::MakeDeviceRuns(const Request & request, std::uint32_t numRuns) const
     n.widened[n.count] = offsets[o].widening != 0;
     ++n.count;
   }
+  CoveringNeighborRows(offsets, count, request.connectivity, m_MultiLabel, n.coveringRow, n.coveredBy);
   runs.stream = m_Stream;
   runs.multiprocessors = m_Properties.multiProcessorCount;
   if (m_MultiLabel)

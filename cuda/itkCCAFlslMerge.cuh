@@ -44,6 +44,10 @@ struct NeighborRows
   int  dy[4];
   int  dz[4];
   bool widened[4]; ///< that row's x-neighbors join too (PrecedingNeighborRowOffsets)
+  /** CoveringNeighborRows(): the rows that cover others (-1: none), and per row, bit k where coveringRow[k] covers
+   * it: its pairs that overlap where that row is foreground need no union. */
+  int           coveringRow[2];
+  std::uint32_t coveredBy[4];
 };
 
 /** The plain union of two runs' sets. Its finds only read (BUF's union): on the H200, path halving's writes, which
@@ -94,6 +98,25 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
     const bool firstOfImage =
       g.batchExtent != 0 && (g.dimension == 2 ? y % g.batchExtent == 0 : z % g.batchExtent == 0);
 
+    // The covering rows' words (0 outside the image or in the image before): only these two before the loop, which
+    // keeps the pass as lean as without them (loading every neighbor row first made it slower).
+    std::uint32_t coverBits[2] = { 0u, 0u };
+    for (int k = 0; k < 2; ++k)
+    {
+      const int n = neighbors.coveringRow[k];
+      if (n < 0)
+      {
+        continue;
+      }
+      const int ny = y + neighbors.dy[n];
+      const int nz = z + neighbors.dz[n];
+      if (ny < 0 || nz < 0 || (firstOfImage && (g.dimension == 2 ? ny != y : nz != z)))
+      {
+        continue;
+      }
+      coverBits[k] =
+        bits[(static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow];
+    }
     for (int n = 0; n < neighbors.count; ++n)
     {
       const int ny = y + neighbors.dy[n];
@@ -114,7 +137,10 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
       const std::uint32_t nbrStarts = nbr.Starts();
       const std::uint32_t nbrFirstRun = firstRun[nWord];
 
-      for (std::uint32_t overlap = cur.bits & nbr.bits & (curStarts | nbrStarts); overlap != 0; overlap &= overlap - 1u)
+      const std::uint32_t covered =
+        ((neighbors.coveredBy[n] & 1u) ? coverBits[0] : 0u) | ((neighbors.coveredBy[n] & 2u) ? coverBits[1] : 0u);
+      for (std::uint32_t overlap = cur.bits & nbr.bits & (curStarts | nbrStarts) & ~covered; overlap != 0;
+           overlap &= overlap - 1u)
       {
         const unsigned b = __ffs(overlap) - 1u;
         uniteOfEqualValue(RunOfPixel(curFirstRun, curStarts, b), RunOfPixel(nbrFirstRun, nbrStarts, b));
