@@ -169,7 +169,9 @@ LaunchPlainMerge(const DeviceRuns & runs)
 {
   if (runs.neighbors.count > 0 && runs.geometry.numRows > 1)
   {
-    MergeRunsKernel<<<GridFor(runs.geometry.numWords, runs.multiprocessors), BlockSize, 0, runs.stream>>>(
+    const auto merge = runs.neighbors.coveringRow[0] >= 0 ? MergeRunsKernel<PlainUnite, true>
+                                                          : MergeRunsKernel<PlainUnite, false>;
+    merge<<<GridFor(runs.geometry.numWords, runs.multiprocessors), BlockSize, 0, runs.stream>>>(
       runs.bits, runs.firstRun, runs.parent, runs.geometry, runs.neighbors, PlainUnite{}, runs.breaks, runs.runClass);
     CCA_CUDA_CHECK_LAUNCH("MergeRunsKernel");
   }

@@ -67,8 +67,10 @@ struct PlainUnite
 /** `unite` merges two runs' sets: PlainUnite, or a variant that also moves features (on-the-fly merge). The
  * pass as a device function (see itkCCAFlslSegments.cuh), and MergeRunsKernel below. Multi-label input:
  * `breaks` (the value-change bits) and `runClass` (each run's value): touching runs unite only where their
- * values are equal; nullptr both for binary input. */
-template <typename TUnite>
+ * values are equal; nullptr both for binary input. `TCovering`: skip the pairs that `neighbors`' covering rows
+ * imply (CoveringNeighborRows()); where no row covers another, the pass is compiled without that step, so that
+ * images it cannot help pay nothing for it. */
+template <typename TUnite, bool TCovering = false>
 __device__ __forceinline__ void
 MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::uint32_t * parent,
               const DeviceGeometry & g, const NeighborRows & neighbors, const TUnite & unite,
@@ -101,7 +103,7 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
     // The covering rows' words (0 outside the image or in the image before): only these two before the loop, which
     // keeps the pass as lean as without them (loading every neighbor row first made it slower).
     std::uint32_t coverBits[2] = { 0u, 0u };
-    for (int k = 0; k < 2; ++k)
+    for (int k = 0; TCovering && k < 2; ++k)
     {
       const int n = neighbors.coveringRow[k];
       if (n < 0)
@@ -138,7 +140,9 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
       const std::uint32_t nbrFirstRun = firstRun[nWord];
 
       const std::uint32_t covered =
-        ((neighbors.coveredBy[n] & 1u) ? coverBits[0] : 0u) | ((neighbors.coveredBy[n] & 2u) ? coverBits[1] : 0u);
+        TCovering
+          ? ((neighbors.coveredBy[n] & 1u) ? coverBits[0] : 0u) | ((neighbors.coveredBy[n] & 2u) ? coverBits[1] : 0u)
+          : 0u;
       for (std::uint32_t overlap = cur.bits & nbr.bits & (curStarts | nbrStarts) & ~covered; overlap != 0;
            overlap &= overlap - 1u)
       {
@@ -167,13 +171,13 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
   }
 }
 
-template <typename TUnite>
+template <typename TUnite, bool TCovering = false>
 __global__ void
 MergeRunsKernel(const std::uint32_t * __restrict__ bits, const std::uint32_t * __restrict__ firstRun,
                 std::uint32_t * parent, DeviceGeometry g, NeighborRows neighbors, TUnite unite,
                 const std::uint32_t * __restrict__ breaks = nullptr, const long long * __restrict__ runClass = nullptr)
 {
-  MergeRunsPass(bits, firstRun, parent, g, neighbors, unite, breaks, runClass);
+  MergeRunsPass<TUnite, TCovering>(bits, firstRun, parent, g, neighbors, unite, breaks, runClass);
 }
 
 } // namespace cuda
