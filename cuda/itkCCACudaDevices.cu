@@ -42,25 +42,29 @@ IsCudaEngineCompiled()
 namespace
 {
 /** Whether the CUDA driver library can be loaded at all: the static CUDA runtime reports a missing driver
- * and an old one alike (cudaErrorInsufficientDriver). */
+ * and an old one alike (cudaErrorInsufficientDriver). Looked for once per process: the automatic backend asks on
+ * every call of a machine without a GPU, and the library search cost more than a small image's analysis. */
 bool
 CudaDriverInstalled()
 {
+  static const bool installed = []() {
 #if defined(_WIN32)
-  HMODULE driver = LoadLibraryA("nvcuda.dll");
-  if (driver)
-  {
-    FreeLibrary(driver);
-  }
-  return driver != nullptr;
+    HMODULE driver = LoadLibraryA("nvcuda.dll");
+    if (driver)
+    {
+      FreeLibrary(driver);
+    }
+    return driver != nullptr;
 #else
-  void * driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (driver)
-  {
-    dlclose(driver);
-  }
-  return driver != nullptr;
+    void * driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (driver)
+    {
+      dlclose(driver);
+    }
+    return driver != nullptr;
 #endif
+  }();
+  return installed;
 }
 } // namespace
 
