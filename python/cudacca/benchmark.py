@@ -211,10 +211,21 @@ def per_call(fn, seconds=0.3, most=200, sync=None):
     return float(np.median(times)), float(np.percentile(times, 90)), len(times)
 
 
+def call_bounds(image, objects, bounds):
+    """The seconds a call on `image` takes at least: the PCIe bound of a host call (image up; uint32 labels and the
+    table down: label, area, bbox, centroid, 2 + 3 * ndim values of 8 bytes per object) and the device-memory bound
+    of a device call (the image read and the same outputs written once)."""
+    out_bytes = image.size * 4 + objects * 8 * (2 + 3 * image.ndim)
+    return (image.nbytes / bounds["h2d"] + out_bytes / bounds["d2h"], (image.nbytes + out_bytes) / bounds["device"])
+
+
 def latency(args):
     """Per-call cost on small and medium images (the per-call table): blobs of 4-pixel cells at 40 % density,
-    labels + table (label, area, bbox, centroid), face connectivity."""
+    labels + table (label, area, bbox, centroid), face connectivity; with a GPU, each cudacca row's share of its
+    bound (call_bounds), and cc3d's time over each row's."""
     gpu = cudacca.cuda_available()[0]
+    bounds = transfer_bounds() if gpu else None
+    print(f"cudacca {cudacca.__version__}; GPU: {cudacca.cuda_available()}; bounds: {bounds}", flush=True)
     rows = {}
     for shape in LATENCY_SIZES:
         image = blobs(shape, 0.4, 4, 7)
@@ -245,9 +256,24 @@ def latency(args):
             r["cc3d + statistics"] = per_call(lambda: cc3d.statistics(cc3d.connected_components(image, connectivity=c)))
         except ImportError:
             pass
-        cudacca.label(image, backend="auto")
+        objects = len(cudacca.label(image, return_table=True, properties=BASIC, backend="auto")[1]["label"])
         r["auto chose"] = cudacca.last_backend()[0]
-        print(name, {k: (v if isinstance(v, str) else f"{v[0]:.3f}/{v[1]:.3f} ms ({v[2]})") for k, v in r.items()}, flush=True)
+        print(f"\n{name}: {objects} objects; auto chose {r['auto chose']}", flush=True)
+        pcie, device = call_bounds(image, objects, bounds) if bounds else (None, None)
+        cc3d_ms = r.get("cc3d + statistics", (None,))[0]
+        for row, v in r.items():
+            if isinstance(v, str):
+                continue
+            line = f"  {row:40s} {v[0]:8.3f} ms median, {v[1]:8.3f} 90th percentile ({v[2]} calls)"
+            if row.startswith("cudacca") and bounds:
+                bound = device if row.endswith("cupy") else pcie
+                kind = "device-memory" if row.endswith("cupy") else "PCIe"
+                line += f"  {100 * bound * 1e3 / v[0]:5.1f} % of the {kind} bound ({bound * 1e3:.4f} ms)"
+            if row.startswith("cudacca") and cc3d_ms:
+                line += f"  cc3d {cc3d_ms / v[0]:5.1f}x this"
+            print(line, flush=True)
+        if bounds:
+            r["pcie bound ms"], r["device bound ms"] = pcie * 1e3, device * 1e3
     # The batch target: 1,000 images of 256² (labels + table) against one 8192² image of the same
     # pixels and against a cc3d loop over the same images.
     stack = np.stack([blobs((256, 256), 0.4, 4, 100 + i) for i in range(1000)])
@@ -588,11 +614,8 @@ def main(argv=None):
         rows = rows_for(image, args.repeat, image_skip, args.connectivity)
         entry = {"image": name, "pixels": int(image.size), "rows": rows}
         if bounds:
-            # uint32 labels and the table's columns (label, area, bbox, centroid: 2 + 3 * ndim of 8 bytes per object)
             objects = next((r["objects"] for r in rows.values() if "objects" in r), 0)
-            out_bytes = image.size * 4 + objects * 8 * (2 + 3 * image.ndim)
-            entry["pcie_bound_s"] = image.nbytes / bounds["h2d"] + out_bytes / bounds["d2h"]
-            entry["device_bound_s"] = (image.nbytes + out_bytes) / bounds["device"]
+            entry["pcie_bound_s"], entry["device_bound_s"] = call_bounds(image, objects, bounds)
         report["images"].append(entry)
         print(f"\n{name}: {image.size / 1e6:.1f} M pixels", flush=True)
         ours = rows.get("cudacca cupy", rows.get("cudacca numpy", {})).get("seconds")
