@@ -25,8 +25,6 @@
 //    neighbor run starts at x+1, or the neighbor run ends at x-1 and the current run starts at x.
 // Neighbor rows (dy, dz) are the half neighborhood: 2D (-1,0); 3D adds (0,-1), and with full
 // connectivity (-1,-1) and (+1,-1).
-// Where a covering row is foreground at a pair's pixel (x for overlapping runs, the neighbor run's x+1 or
-// x-1 for diagonal ones), the pair needs no union (CoveringNeighborRows()).
 #ifndef itkCCAFlslMerge_cuh
 #define itkCCAFlslMerge_cuh
 
@@ -102,39 +100,36 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
     const bool firstOfImage =
       g.batchExtent != 0 && (g.dimension == 2 ? y % g.batchExtent == 0 : z % g.batchExtent == 0);
 
-    // The word of row (dy, dz) from this one at this word's place: false where that row is outside the image or in
-    // the image before (a batch's).
-    auto neighborWord = [&](int dy, int dz, std::uint32_t & index) {
-      const int ny = y + dy;
-      const int nz = z + dz;
-      if (ny < 0 || ny >= static_cast<int>(g.height) || nz < 0 ||
-          (firstOfImage && (g.dimension == 2 ? ny != y : nz != z)))
-      {
-        return false;
-      }
-      index = (static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow;
-      return true;
-    };
-    // The covering rows' words (empty outside the image or in the image before): only these two before the loop,
-    // which keeps the pass as lean as without them (loading every neighbor row first made it slower). Their
-    // neighboring bits too: a diagonal pair is covered at the neighbor row's pixel, one step from this row's.
-    RowWord cover[2] = { RowWord{ 0u, 0u, 0u }, RowWord{ 0u, 0u, 0u } };
+    // The covering rows' words (0 outside the image or in the image before): only these two before the loop, which
+    // keeps the pass as lean as without them (loading every neighbor row first made it slower).
+    std::uint32_t coverBits[2] = { 0u, 0u };
     for (int k = 0; TCovering && k < 2; ++k)
     {
-      const int     n = neighbors.coveringRow[k];
-      std::uint32_t coverWord = 0;
-      if (n >= 0 && neighborWord(neighbors.dy[n], neighbors.dz[n], coverWord))
-      {
-        cover[k] = LoadRowWord(bits, coverWord, wordInRow, g.wordsPerRow);
-      }
-    }
-    for (int n = 0; n < neighbors.count; ++n)
-    {
-      std::uint32_t nWord = 0;
-      if (!neighborWord(neighbors.dy[n], neighbors.dz[n], nWord))
+      const int n = neighbors.coveringRow[k];
+      if (n < 0)
       {
         continue;
       }
+      const int ny = y + neighbors.dy[n];
+      const int nz = z + neighbors.dz[n];
+      if (ny < 0 || nz < 0 || (firstOfImage && (g.dimension == 2 ? ny != y : nz != z)))
+      {
+        continue;
+      }
+      coverBits[k] =
+        bits[(static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow];
+    }
+    for (int n = 0; n < neighbors.count; ++n)
+    {
+      const int ny = y + neighbors.dy[n];
+      const int nz = z + neighbors.dz[n];
+      if (ny < 0 || ny >= static_cast<int>(g.height) || nz < 0 ||
+          (firstOfImage && (g.dimension == 2 ? ny != y : nz != z)))
+      {
+        continue;
+      }
+      const std::uint32_t nWord =
+        (static_cast<std::uint32_t>(nz) * g.height + static_cast<std::uint32_t>(ny)) * g.wordsPerRow + wordInRow;
       const RowWord nbr = LoadRowWord(bits, nWord, wordInRow, g.wordsPerRow, breaks);
       const bool widened = neighbors.widened[n];
       if ((nbr.bits | (widened ? (nbr.prevBit | (nbr.nextBit << 31)) : 0u)) == 0)
@@ -144,18 +139,10 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
       const std::uint32_t nbrStarts = nbr.Starts();
       const std::uint32_t nbrFirstRun = firstRun[nWord];
 
-      // Where a covering row is foreground: at x for the overlapping pairs, at the neighbor row's pixel x + 1 or
-      // x - 1 for the diagonal ones.
-      std::uint32_t covered = 0, coveredAtNext = 0, coveredAtPrevious = 0;
-      for (int k = 0; TCovering && k < 2; ++k)
-      {
-        if (neighbors.coveredBy[n] & (1u << k))
-        {
-          covered |= cover[k].bits;
-          coveredAtNext |= cover[k].ShiftedLeft();
-          coveredAtPrevious |= cover[k].ShiftedRight();
-        }
-      }
+      const std::uint32_t covered =
+        TCovering
+          ? ((neighbors.coveredBy[n] & 1u) ? coverBits[0] : 0u) | ((neighbors.coveredBy[n] & 2u) ? coverBits[1] : 0u)
+          : 0u;
       for (std::uint32_t overlap = cur.bits & nbr.bits & (curStarts | nbrStarts) & ~covered; overlap != 0;
            overlap &= overlap - 1u)
       {
@@ -167,14 +154,14 @@ MergeRunsPass(const std::uint32_t * bits, const std::uint32_t * firstRun, std::u
         // current run ends at x, neighbor run starts at x+1: that run is the next one after all
         // neighbor starts at or before x. (Binary input: the neighbor's x is background. Multi-label input:
         // it may also hold a run of another value that ends there.)
-        for (std::uint32_t diag = cur.Ends() & nbr.StartsAtNext() & ~coveredAtNext; diag != 0; diag &= diag - 1u)
+        for (std::uint32_t diag = cur.Ends() & nbr.StartsAtNext(); diag != 0; diag &= diag - 1u)
         {
           const unsigned b = __ffs(diag) - 1u;
           uniteOfEqualValue(RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskUpTo(b)));
         }
         // neighbor run ends at x-1, current run starts at x: the neighbor run holding x-1 is the
         // last one started before x.
-        for (std::uint32_t diag = curStarts & nbr.EndsAtPrevious() & ~coveredAtPrevious; diag != 0; diag &= diag - 1u)
+        for (std::uint32_t diag = curStarts & nbr.EndsAtPrevious(); diag != 0; diag &= diag - 1u)
         {
           const unsigned b = __ffs(diag) - 1u;
           uniteOfEqualValue(RunOfPixel(curFirstRun, curStarts, b), nbrFirstRun + __popc(nbrStarts & MaskBelow(b)) - 1u);

@@ -37,7 +37,7 @@ def staircase(side):
 
 
 def images():
-    yield "3D 512³ d=0.6 g=1", lambda: blobs((512,) * 3, 0.6, 1, 2), ("full", "face")
+    yield "3D 512³ d=0.6 g=1", lambda: blobs((512,) * 3, 0.6, 1, 2), ("full", 18, "face")
     yield "3D 512³ d=0.4 g=1", lambda: blobs((512,) * 3, 0.4, 1, 2), ("full",)
     yield "3D 512³ d=0.2 g=1", lambda: blobs((512,) * 3, 0.2, 1, 2), ("full",)
     yield "3D 512³ spheres", lambda: spheres((512,) * 3, 32768, 4.0, 3), ("full",)
@@ -82,7 +82,7 @@ def main():
             row = {"image": name, "connectivity": connectivity, "ms": min(times) * 1e3, "objects": len(table["label"]),
                    "digest": digest}
             rows.append(row)
-            print(f"{name:24s} {connectivity:5s} {row['ms']:9.3f} ms  {row['objects']:9d} objects  {digest}",
+            print(f"{name:24s} {str(connectivity):5s} {row['ms']:9.3f} ms  {row['objects']:9d} objects  {digest}",
                   flush=True)
     if args.json:
         with open(args.json, "w") as f:

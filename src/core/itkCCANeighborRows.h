@@ -74,10 +74,6 @@ PrecedingNeighborRowOffsets(const Connectivity & connectivity, unsigned dimensio
  *    D-row union of row A, covered in its turn only by rows one slice back.
  *  - A covers B. Runs at x of this row and A are face neighbors, and so are those of A and B. A's union with B is row
  *    A's C-row union, never skipped; this row's union with A is made, or covered by C as above.
- * The same holds for the pairs that touch only diagonally, at the neighbor row's pixel x' (x + 1 or x - 1) beside this
- * row's pixel x: where C is foreground at x', its run and this row's differ in x and z (edge neighbors), and its run and
- * A's, B's or D's at x' as above; where A is foreground at x', its run and this row's differ in x and y, and A's and
- * B's at x' in z alone. The unions this needs are those above (this row's with C or A, and runs that overlap at x').
  * `coveringRow` gets the indices of C and A (-1: none), `coveredBy[n]` bit k where coveringRow[k] covers row n. Nothing
  * is covered in 2-D, with face connectivity (no rows B and D, and A and C do not touch), or where touching runs must
  * also have equal values (`equalValuesOnly`, multi-label input): a covering run need not join both there. */
