@@ -105,6 +105,25 @@ PinnedStaging::Initialize()
   }
 }
 
+bool
+PinnedStaging::IsPageLocked(const void * host, std::size_t bytes)
+{
+  for (const void * p : { host, static_cast<const void *>(static_cast<const char *>(host) + bytes - 1) })
+  {
+    cudaPointerAttributes attributes{};
+    if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess)
+    {
+      cudaGetLastError(); // not an error of the copy: pageable memory, as older runtimes report it
+      return false;
+    }
+    if (attributes.type != cudaMemoryTypeHost)
+    {
+      return false;
+    }
+  }
+  return true;
+}
+
 template <typename TCopy>
 void
 PinnedStaging::ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy)
@@ -153,6 +172,13 @@ PinnedStaging::ToDevice(void * device, const void * host, std::size_t bytes, cud
       CCA_CUDA_CHECK(cudaMemcpyAsync(static_cast<char *>(device) + offset, staged, n, cudaMemcpyHostToDevice, stream));
     }
     CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], stream));
+    return;
+  }
+  if (bytes != 0 && IsPageLocked(host, bytes))
+  {
+    // One DMA, waited for: `host` may be reused once this returns.
+    CCA_CUDA_CHECK(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream));
+    CCA_CUDA_CHECK(cudaStreamSynchronize(stream));
     return;
   }
   ForEachLane(bytes, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
@@ -209,6 +235,22 @@ PinnedStaging::ToHostPieces(const std::vector<HostPiece> & pieces, const void * 
   }
   if (total == 0)
   {
+    return;
+  }
+  // Page-locked pieces: a DMA each, one wait.
+  if (!IsSmall(total) && std::all_of(pieces.begin(), pieces.end(), [](const HostPiece & piece) {
+        return piece.bytes == 0 || IsPageLocked(piece.host, piece.bytes);
+      }))
+  {
+    for (std::size_t i = 0; i < pieces.size(); ++i)
+    {
+      if (pieces[i].bytes != 0)
+      {
+        CCA_CUDA_CHECK(cudaMemcpyAsync(pieces[i].host, static_cast<const char *>(device) + (ends[i] - pieces[i].bytes),
+                                       pieces[i].bytes, cudaMemcpyDeviceToHost, stream));
+      }
+    }
+    CCA_CUDA_CHECK(cudaStreamSynchronize(stream));
     return;
   }
   if (!IsSmall(total))

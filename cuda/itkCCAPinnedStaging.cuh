@@ -36,7 +36,9 @@ namespace cuda
  * lane -- a host thread with its own stream and two small pinned buffers -- pipelines its slice: the
  * memcpy of one chunk into (or out of) pinned memory overlaps the DMA of the other. Several lanes are
  * needed because one thread's memcpy of pageable memory runs well under the PCIe rate; lanes are
- * independent, so there is no hand-off between threads inside a transfer. */
+ * independent, so there is no hand-off between threads inside a transfer. A host buffer the caller has
+ * page-locked already (cudaHostAlloc, cudaHostRegister: CuPy's pinned arrays, PyTorch's pin_memory()) needs no
+ * staging: a copy of more than one chunk to or from such a buffer is one DMA. */
 class PinnedStaging
 {
 public:
@@ -86,6 +88,12 @@ private:
     cudaEvent_t  chunkDone[2] = { nullptr, nullptr };
     cudaEvent_t  finished = nullptr;
   };
+
+  /** Whether [host, host + bytes) is page-locked host memory, as CUDA says of its first and last bytes (PyTorch's
+   * is_pinned() asks of the first alone). A range that is not wholly page-locked would still be copied right by
+   * cudaMemcpyAsync, only staged by the driver. */
+  static bool
+  IsPageLocked(const void * host, std::size_t bytes);
 
   /** A copy that fits one chunk goes through the first lane's first pinned buffer on `stream` itself: no
    * thread, lane stream or event hand-off, whose fixed cost (tens of microseconds) is most of a small

@@ -241,6 +241,51 @@ def foreground(inp, background):
     return inp.array != background
 
 
+def _memory_span(array):
+    """[first byte, one past the last) of a numpy, CuPy or PyTorch array's elements."""
+    library = _library_of(array)
+    if library == "torch":
+        start = array.data_ptr()
+        return start, start + array.numel() * array.element_size()
+    start = array.data.ptr if library == "cupy" else array.__array_interface__["data"][0]
+    return start, start + array.nbytes
+
+
+def check_output(output, library, device, shape, dtype, inputs):
+    """label()'s `output`, the caller's array for the labels: of the image's library (`library`), on its device
+    (`device`, -1: host memory) and of its `shape`, C-contiguous, writable, of an integer dtype that `dtype`, if
+    given, equals, sharing no memory with `inputs` (the image, a mask, an intensity image: the engines may read them
+    again while they write the labels). Returns its dtype as numpy's."""
+    where = "host memory" if device < 0 else f"CUDA device {device}"
+    if _library_of(output) != library or (library == "numpy" and not isinstance(output, np.ndarray)):
+        raise TypeError(f"output: a {library} array in {where}, as the image is, not {type(output).__name__}")
+    if library == "torch":
+        out_device = -1 if output.device.type == "cpu" else (output.device.index or 0)
+        contiguous, writable = output.is_contiguous(), True
+        out_dtype = np.dtype(str(output.dtype).split(".")[-1])
+    else:
+        out_device = int(output.device.id) if library == "cupy" else -1
+        contiguous, writable = output.flags.c_contiguous, output.flags.writeable
+        out_dtype = output.dtype
+    if out_device != device:
+        raise ValueError(f"output: must be in {where}, where the image is")
+    if tuple(output.shape) != tuple(shape):
+        raise ValueError(f"output: shape {tuple(output.shape)} differs from the image's {tuple(shape)}")
+    if not contiguous or not writable:
+        raise ValueError("output: must be C-contiguous and writable")
+    if out_dtype.kind not in "iu" or not out_dtype.isnative:
+        raise TypeError(f"output: labels need an integer type in this machine's byte order, not {out_dtype}")
+    if dtype is not None and np.dtype(dtype) != out_dtype:
+        raise ValueError(f"output: its dtype {out_dtype} differs from dtype={np.dtype(dtype)}; pass one of them")
+    begin, end = _memory_span(output)
+    for array in inputs:
+        if array is not None:
+            other_begin, other_end = _memory_span(array)
+            if begin < other_end and other_begin < end:
+                raise ValueError("output: shares memory with the image or another input; pass an array of its own")
+    return out_dtype
+
+
 def label_dtype(dtype, count, library):
     """The label image's dtype: `dtype`, or by default the smallest of uint32 / uint64 (int32 / int64 for torch)
     that holds `count` labels; refused when it is no integer type or cannot hold them."""

@@ -170,6 +170,7 @@ def label(
     intensity=None,
     periodic=False,
     delta=None,
+    output=None,
 ):
     """Labels the connected components of `image` and, with `return_table`, measures them.
 
@@ -237,6 +238,11 @@ def label(
         masked). Both engines, every connectivity, GPU arrays where they are (a union-find over pixels, then the
         multi-label stages). delta=0 on an integer image is multilabel=True. Background must be 0; not with
         multilabel, periodic, a memory_budget, Dask arrays or batches.
+    output: an array to write the labels into (scipy.ndimage.label's `output`), returned as the labels: the
+        image's shape, of its library and where it is, C-contiguous, of an integer dtype (which sets the labels'
+        dtype), sharing no memory with the inputs. Reused from call to call, it saves a large label image's fresh
+        pages; page-locked host memory (cupyx.empty_pinned, PyTorch's pin_memory()) comes down from the GPU by
+        DMA alone, as a page-locked image goes up. Not for itk.Image or Dask input.
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
@@ -273,6 +279,9 @@ def label(
         # The common call (a numpy or CuPy image; its labels, and the default columns) without the general path's
         # wrapping, which is most of a small image's time: the same engine calls, the same outputs.
         start, itk_spacing, origin, direction = _array_geometry(image.ndim, spacing)
+        if output is not None:
+            dtype = _arrays.check_output(output, "cupy" if on_gpu else "numpy",
+                                         int(image.device.id) if on_gpu else -1, image.shape, dtype, (image,))
         analysis = _analysis()
         args = (_connectivity(connectivity, image.ndim), backend, device, threads, min_size, min_physical_size, keep,
                 sort, math.prod(itk_spacing), False, False)
@@ -283,7 +292,8 @@ def label(
             with cupy.cuda.Device(image.device.id):  # the outputs on the image's GPU, the caller's stream there
                 stream = cupy.cuda.get_current_stream().ptr or _arrays._LEGACY_STREAM
                 count = _analyze(analysis, stream, image, None, *args, memory_budget=budget)
-                labels = cupy.empty(image.shape, dtype=_arrays.label_dtype(dtype, count, "cupy"))
+                label_type = _arrays.label_dtype(dtype, count, "cupy")
+                labels = output if output is not None else cupy.empty(image.shape, dtype=label_type)
                 analysis.write_labels(labels, 0, 0)
                 if not return_table:
                     return labels
@@ -291,13 +301,16 @@ def label(
                 return labels, _table.basic_table(analysis, inp, names, count, start, itk_spacing, origin, direction,
                                                   int(threads))
         count = _analyze(analysis, 0, image, None, *args, memory_budget=budget)
-        labels = _arrays.host_empty(image.shape, _arrays.label_dtype(dtype, count, "numpy"))
+        label_type = _arrays.label_dtype(dtype, count, "numpy")
+        labels = output if output is not None else _arrays.host_empty(image.shape, label_type)
         analysis.write_labels(labels, 0, 0)
         if not return_table:
             return labels
         return labels, _table.basic_table(analysis, _arrays.Input(image, "numpy", -1), names, count, start,
                                           itk_spacing, origin, direction, int(threads))
     if _dask.is_dask_array(image):
+        if output is not None:
+            raise ValueError("output: not for Dask arrays (their labels come back as a lazy Dask array)")
         if delta is not None:
             raise ValueError("delta: not for Dask arrays (label the array in memory)")
         if periodic not in (None, False):
@@ -324,6 +337,12 @@ def label(
             "copy it to the host first (e.g. .get() or .cpu()) or use backend='auto'/'cuda'"
         )
     intensity_input = _companion(intensity, "intensity", inp)
+    if output is not None:
+        if inp.itk_image is not None:
+            raise ValueError("output: not for an itk.Image (its labels come back as an itk.Image of its geometry)")
+        dtype = _arrays.check_output(output, inp.library, inp.device, inp.shape, dtype,
+                                     (inp.array, image if _arrays._library_of(image) == inp.library else None,
+                                      getattr(mask_input, "array", None), getattr(intensity_input, "array", None)))
     start, itk_spacing, origin, direction = _geometry(inp, spacing)
     names = _table.resolve_properties(properties, intensity=intensity is not None) if return_table else []
     if multilabel and return_table:
@@ -347,7 +366,7 @@ def label(
         label_dtype = np.dtype(dtype) if dtype is not None else _numpy_dtype(inp.array)
     else:
         label_dtype = _arrays.label_dtype(dtype, count, inp.library)
-    labels = inp.empty(label_dtype)
+    labels = output if output is not None else inp.empty(label_dtype)
     analysis.write_labels(labels, 0, 0)
     if inp.itk_image is not None:
         labels = _to_itk(labels, inp.itk_image)

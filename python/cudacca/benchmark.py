@@ -9,6 +9,8 @@ Rows (each where its library is installed and, for the GPU rows, a GPU is usable
   cudacca numpy        host array in, labels + table out (numpy)
   cudacca numpy 1st    the numpy row with no host memory kept from earlier outputs (cudacca.free_host_cache() before
                        each call): a session's first call; the numpy row's calls reuse the memory of the ones before
+  cudacca pinned       the numpy row with page-locked host memory (cupyx.empty_pinned) in and out: the labels
+                       written into one `output` array reused by every call; both copies by DMA, without staging
   cudacca cupy         CuPy array in, CuPy labels + CuPy table out, nothing of the image through the host
   cc3d                 cc3d.connected_components + cc3d.statistics (CPU)
   skimage              skimage.measure.label + regionprops_table (CPU)
@@ -116,6 +118,22 @@ def rows_for(image, repeat, skip, connectivity):
             times.append(time.perf_counter() - t)
         results["cudacca numpy 1st"] = {"seconds": min(times), "objects": int(count)}
     gpu = cudacca.cuda_available()[0]
+    if gpu and "cudacca pinned" not in skip:
+        try:
+            import cupyx
+
+            pinned_image = cupyx.empty_pinned(image.shape, image.dtype)
+            pinned_image[...] = image
+            pinned_labels = cupyx.empty_pinned(image.shape, np.uint32)
+
+            def ours_pinned():
+                labels, table = cudacca.label(pinned_image, connectivity=connectivity, return_table=True,
+                                              properties=BASIC, output=pinned_labels)
+                return len(table["label"])
+
+            add("cudacca pinned", ours_pinned)
+        except ImportError:
+            pass
     if gpu:
         try:
             import cupy

@@ -153,6 +153,42 @@ def test_caller_stream_is_respected():
         np.testing.assert_array_equal(cupy.asnumpy(got), expected)
 
 
+def test_output_arrays_on_the_device_and_page_locked():
+    """`output` on the GPU (CuPy, PyTorch), and page-locked host memory in and out (CuPy's pinned arrays, PyTorch's
+    pin_memory()), large enough that the copies go by DMA without staging: the same labels and table."""
+    cupy = pytest.importorskip("cupy")
+    import cupyx
+
+    image = random_image((2048, 1500), 0.5, 1, seed=41)  # 3 MB in, 12 MB of labels out: past one staging chunk
+    expected, expected_table = cudacca.label(image, return_table=True, backend="cpu")
+    d_image = cupy.asarray(image)
+    output = cupy.full(image.shape, 7, cupy.uint32)
+    got, table = cudacca.label(d_image, return_table=True, output=output)
+    assert got is output
+    np.testing.assert_array_equal(cupy.asnumpy(output), expected)
+    _same_table(table, expected_table, "cupy")
+    with pytest.raises(TypeError, match="cupy array"):
+        cudacca.label(d_image, output=np.zeros(image.shape, np.uint32))
+    pinned_image = cupyx.empty_pinned(image.shape, image.dtype)
+    pinned_image[...] = image
+    for source in (image, pinned_image):
+        pinned_labels = cupyx.zeros_pinned(image.shape, np.uint32)
+        got, table = cudacca.label(source, return_table=True, backend="cuda", output=pinned_labels)
+        assert got is pinned_labels
+        np.testing.assert_array_equal(pinned_labels, expected)
+        for k in expected_table:
+            np.testing.assert_array_equal(table[k], expected_table[k])
+    np.testing.assert_array_equal(cudacca.label(pinned_image, backend="cuda"), expected)  # pinned in, pageable out
+    torch = pytest.importorskip("torch")
+    t_image = torch.from_numpy(image).pin_memory()
+    t_labels = torch.zeros(image.shape, dtype=torch.int32).pin_memory()
+    assert cudacca.label(t_image, backend="cuda", output=t_labels) is t_labels
+    np.testing.assert_array_equal(t_labels.numpy(), expected)
+    t_device = torch.zeros(image.shape, dtype=torch.int64, device="cuda")
+    assert cudacca.label(t_image.cuda(), output=t_device) is t_device
+    np.testing.assert_array_equal(t_device.cpu().numpy(), expected)
+
+
 def test_current_device_and_torch_cpu_tables():
     """A call leaves the caller's current CUDA device as it was; PyTorch CPU tensors give PyTorch tables."""
     cupy = pytest.importorskip("cupy")

@@ -210,6 +210,55 @@ def test_bad_input_raises_clearly():
         cudacca.label(checker, dtype=np.uint8)
     assert cudacca.label(checker, dtype=np.uint16).max() == 800
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_output_array_is_written_and_returned(backend):
+    """`output`: the caller's label array is written (every pixel, background included) and returned, on the
+    common call's short path, the general path (a mask) and in slabs, with the table unchanged."""
+    image = random_image((300, 257), 0.5, 1, seed=31)
+    expected, expected_table = cudacca.label(image, return_table=True, backend=backend)
+    for dtype in (np.uint32, np.int64, np.uint16):
+        output = np.full(image.shape, 7, dtype)
+        got, table = cudacca.label(image, return_table=True, backend=backend, output=output)
+        assert got is output
+        np.testing.assert_array_equal(output, expected)
+        for k in expected_table:
+            np.testing.assert_array_equal(table[k], expected_table[k])
+    output = np.full(image.shape, 7, np.uint32)
+    assert cudacca.label(image, mask=np.ones_like(image), backend=backend, output=output) is output
+    np.testing.assert_array_equal(output, expected)
+    volume = random_image((40, 30, 20), 0.5, 1, seed=32)
+    output = np.full(volume.shape, 7, np.uint32)
+    cudacca.label(volume, memory_budget=20000, backend=backend, output=output)  # in slabs
+    np.testing.assert_array_equal(output, cudacca.label(volume, backend=backend))
+
+
+def test_output_array_errors():
+    image = random_image((30, 20), 0.5, 1, seed=33)
+    with pytest.raises(OverflowError, match="label overflow"):
+        cudacca.label(np.indices((40, 40)).sum(axis=0) % 2, output=np.zeros((40, 40), np.uint8))
+    with pytest.raises(ValueError, match="shape"):
+        cudacca.label(image, output=np.zeros((20, 30), np.uint32))
+    with pytest.raises(TypeError, match="integer type"):
+        cudacca.label(image, output=np.zeros(image.shape, np.float32))
+    with pytest.raises(TypeError, match="byte order"):
+        cudacca.label(image, output=np.zeros(image.shape, ">u4"))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        cudacca.label(image, output=np.zeros(image.shape[::-1], np.uint32).T)
+    read_only = np.zeros(image.shape, np.uint32)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="writable"):
+        cudacca.label(image, output=read_only)
+    with pytest.raises(ValueError, match="dtype"):
+        cudacca.label(image, output=np.zeros(image.shape, np.uint32), dtype=np.uint64)
+    as_int = image.astype(np.uint32)
+    with pytest.raises(ValueError, match="shares memory"):
+        cudacca.label(as_int, output=as_int)
+    with pytest.raises(ValueError, match="shares memory"):
+        cudacca.label(image.astype(np.int32), mask=as_int, output=as_int)
+    with pytest.raises(TypeError, match="numpy array"):
+        cudacca.label(image, output=[[0] * 20] * 30)
+
+
 def test_without_a_gpu_the_cpu_engine_is_said_once():
     if cudacca.cuda_available()[0]:
         pytest.skip("a GPU is usable here")
