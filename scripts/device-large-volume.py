@@ -119,6 +119,9 @@ def main():
     del labels, image
     if args.forced_side == 0:
         print(json.dumps(out, indent=1), flush=True)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(out, f, indent=1)
         ok = row["labels_equal"] and row["table_equal"] and row.get("pinned", {}).get("labels_equal", True)
         print("large volume:", "identical" if ok else "DIFFERENT")
         raise SystemExit(0 if ok else 1)

@@ -265,7 +265,8 @@ def check_output(output, library, device, shape, dtype, inputs):
         out_dtype = np.dtype(str(output.dtype).split(".")[-1])
     else:
         out_device = int(output.device.id) if library == "cupy" else -1
-        contiguous, writable = output.flags.c_contiguous, output.flags.writeable
+        contiguous = output.flags.c_contiguous
+        writable = library == "cupy" or output.flags.writeable  # CuPy arrays are always writable
         out_dtype = output.dtype
     if out_device != device:
         raise ValueError(f"output: must be in {where}, where the image is")
