@@ -254,8 +254,9 @@ def _memory_span(array):
 def check_output(output, library, device, shape, dtype, inputs):
     """label()'s `output`, the caller's array for the labels: of the image's library (`library`), on its device
     (`device`, -1: host memory) and of its `shape`, C-contiguous, writable, of an integer dtype that `dtype`, if
-    given, equals, sharing no memory with `inputs` (the image, a mask, an intensity image: the engines may read them
-    again while they write the labels). Returns its dtype as numpy's."""
+    given, equals, sharing no memory with `inputs` (the arrays the engines read: the image, a mask, an intensity
+    image, each C-contiguous; the engines may read them again while they write the labels). Returns its dtype as
+    numpy's."""
     where = "host memory" if device < 0 else f"CUDA device {device}"
     if _library_of(output) != library or (library == "numpy" and not isinstance(output, np.ndarray)):
         raise TypeError(f"output: a {library} array in {where}, as the image is, not {type(output).__name__}")

@@ -292,7 +292,7 @@ def label(
             with cupy.cuda.Device(image.device.id):  # the outputs on the image's GPU, the caller's stream there
                 stream = cupy.cuda.get_current_stream().ptr or _arrays._LEGACY_STREAM
                 count = _analyze(analysis, stream, image, None, *args, memory_budget=budget)
-                label_type = _arrays.label_dtype(dtype, count, "cupy")
+                label_type = _arrays.label_dtype(dtype, count, "cupy")  # raises where the labels do not fit
                 labels = output if output is not None else cupy.empty(image.shape, dtype=label_type)
                 analysis.write_labels(labels, 0, 0)
                 if not return_table:
@@ -301,7 +301,7 @@ def label(
                 return labels, _table.basic_table(analysis, inp, names, count, start, itk_spacing, origin, direction,
                                                   int(threads))
         count = _analyze(analysis, 0, image, None, *args, memory_budget=budget)
-        label_type = _arrays.label_dtype(dtype, count, "numpy")
+        label_type = _arrays.label_dtype(dtype, count, "numpy")  # raises where the labels do not fit
         labels = output if output is not None else _arrays.host_empty(image.shape, label_type)
         analysis.write_labels(labels, 0, 0)
         if not return_table:
@@ -341,8 +341,8 @@ def label(
         if inp.itk_image is not None:
             raise ValueError("output: not for an itk.Image (its labels come back as an itk.Image of its geometry)")
         dtype = _arrays.check_output(output, inp.library, inp.device, inp.shape, dtype,
-                                     (inp.array, image if _arrays._library_of(image) == inp.library else None,
-                                      getattr(mask_input, "array", None), getattr(intensity_input, "array", None)))
+                                     (inp.array, getattr(mask_input, "array", None),
+                                      getattr(intensity_input, "array", None)))
     start, itk_spacing, origin, direction = _geometry(inp, spacing)
     names = _table.resolve_properties(properties, intensity=intensity is not None) if return_table else []
     if multilabel and return_table:
