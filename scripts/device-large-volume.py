@@ -116,6 +116,9 @@ def main():
         print("pinned:", json.dumps(pinned), flush=True)
         row["pinned"] = pinned
         del pinned_image, pinned_labels
+        import cupy
+
+        cupy.get_default_pinned_memory_pool().free_all_blocks()  # unlocked again, not kept in CuPy's pool
     del labels, image
     if args.forced_side == 0:
         print(json.dumps(out, indent=1), flush=True)

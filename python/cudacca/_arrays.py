@@ -261,6 +261,8 @@ def check_output(output, library, device, shape, dtype, inputs):
     if _library_of(output) != library or (library == "numpy" and not isinstance(output, np.ndarray)):
         raise TypeError(f"output: a {library} array in {where}, as the image is, not {type(output).__name__}")
     if library == "torch":
+        if output.device.type not in ("cpu", "cuda"):
+            raise ValueError(f"output: must be in {where}, where the image is, not on {output.device}")
         out_device = -1 if output.device.type == "cpu" else (output.device.index or 0)
         contiguous, writable = output.is_contiguous(), True
         out_dtype = np.dtype(str(output.dtype).split(".")[-1])

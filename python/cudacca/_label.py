@@ -239,10 +239,11 @@ def label(
         multi-label stages). delta=0 on an integer image is multilabel=True. Background must be 0; not with
         multilabel, periodic, a memory_budget, Dask arrays or batches.
     output: an array to write the labels into (scipy.ndimage.label's `output`), returned as the labels: the
-        image's shape, of its library and where it is, C-contiguous, of an integer dtype (which sets the labels'
-        dtype), sharing no memory with the inputs. Reused from call to call, it saves a large label image's fresh
-        pages; page-locked host memory (cupyx.empty_pinned, PyTorch's pin_memory()) comes down from the GPU by
-        DMA alone, as a page-locked image goes up. Not for itk.Image or Dask input.
+        image's shape, of its library and where it is, C-contiguous and writable, of an integer dtype in this
+        machine's byte order (which sets the labels' dtype), sharing no memory with the inputs. Reused from call
+        to call, it saves a large label image's fresh pages; labels into page-locked host memory
+        (cupyx.empty_pinned, PyTorch's pin_memory()) come down from the GPU by DMA alone past 2 MB, as a
+        page-locked image goes up. Not for itk.Image or Dask input.
 
     Returns the label image in the input's library and on its device (numpy for numpy and other host input,
     CuPy or PyTorch for those, an itk.Image with the input's region and geometry for an itk.Image), and with
