@@ -132,6 +132,7 @@ CPUEngine::DispatchRowPass(const Request & request, const TFunction & function) 
 void
 CPUEngine::FindAndUniteRunsWithinBlocks(const Request & request)
 {
+  const std::uint64_t pixels = m_NumberOfRows * m_Size[0]; // what the input and mask hold
   DispatchRowPass(request, [&](const auto * input, const auto * mask, const auto & uniteRows) {
     ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
       RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
@@ -148,8 +149,8 @@ CPUEngine::FindAndUniteRunsWithinBlocks(const Request & request)
       {
         this->ScanBlock(
           block,
-          [input, mask](std::uint64_t offset, std::uint64_t length, Run * runs) {
-            return ScanRow(input + offset, mask ? mask + offset : mask, length, runs);
+          [input, mask, pixels](std::uint64_t offset, std::uint64_t length, Run * runs) {
+            return ScanRow(input + offset, mask ? mask + offset : mask, length, pixels - offset, runs);
           },
           uniteRows);
       }

@@ -277,13 +277,23 @@ NonZeroBits(const T * values, std::uint64_t count)
 }
 
 /** The foreground (IsForeground()) of `count` <= 64 pixels from x, as the bits of a word (bit i: pixel x + i); the
- * bits above them are clear. */
+ * bits above them are clear. Where the buffers hold 64 pixels from x (`readable`: how many they hold from the row's
+ * start), a short word reads on into the next row and clears those bits: short rows (32 pixels wide, a 32^3
+ * volume's) and rows' ends skip the padded copy. */
 template <typename TInput, typename TMask>
 inline std::uint64_t
-ForegroundBits(const TInput * input, const TMask * mask, std::uint64_t x, std::uint64_t count)
+ForegroundBits(const TInput * input, const TMask * mask, std::uint64_t x, std::uint64_t count, std::uint64_t readable)
 {
-  const auto nonZero = [count](const auto * values) {
-    return count == 64 ? NonZeroBits64(values) : NonZeroBits(values, count);
+  const auto nonZero = [count, x, readable](const auto * values) {
+    if (count == 64)
+    {
+      return NonZeroBits64(values);
+    }
+    if (x + 64 <= readable)
+    {
+      return NonZeroBits64(values) & ((std::uint64_t(1) << count) - 1);
+    }
+    return NonZeroBits(values, count);
   };
   if constexpr (std::is_same<TMask, NoMask>::value)
   {
@@ -315,7 +325,8 @@ LowestSetBit(std::uint64_t word)
 #endif
 }
 
-/** Writes the runs of one row to `runs` (RunSlotsPerRow() slots) and returns their number.
+/** Writes the runs of one row to `runs` (RunSlotsPerRow() slots) and returns their number. `readable`: how many
+ * pixels the input (and mask) hold from the row's start, at least `rowLength` (ForegroundBits()).
  *
  * The row is read 64 pixels at a time into a word of foreground bits; a run begins at a set bit whose lower
  * neighbor (the previous word's top bit for bit 0) is clear, and ends at a clear bit whose lower neighbor is set.
@@ -324,7 +335,7 @@ LowestSetBit(std::uint64_t word)
  * row, so the k-th begin and the k-th end are the same run's. */
 template <typename TInput, typename TMask>
 std::uint64_t
-ScanRow(const TInput * input, const TMask * mask, std::uint64_t rowLength, Run * runs)
+ScanRow(const TInput * input, const TMask * mask, std::uint64_t rowLength, std::uint64_t readable, Run * runs)
 {
   std::uint64_t numberOfBegins = 0;
   std::uint64_t numberOfEnds = 0;
@@ -332,7 +343,7 @@ ScanRow(const TInput * input, const TMask * mask, std::uint64_t rowLength, Run *
   for (std::uint64_t x = 0; x < rowLength; x += 64)
   {
     const std::uint64_t count = std::min<std::uint64_t>(64, rowLength - x);
-    const std::uint64_t bits = ForegroundBits(input, mask, x, count);
+    const std::uint64_t bits = ForegroundBits(input, mask, x, count, readable);
     const std::uint64_t lower = (bits << 1) | previous;
     std::uint64_t       begins = bits & ~lower;
     std::uint64_t       ends = ~bits & lower;
