@@ -270,12 +270,20 @@ EngineCases(Backend backend)
   std::vector<Image> images;
   std::uint32_t      seed = 2022;
   using Size = std::array<std::uint64_t, 3>;
-  const std::vector<std::pair<unsigned, Size>> shapes{ { 2, Size{ { 1, 1, 1 } } },    { 2, Size{ { 1, 40, 1 } } },
-                                                       { 2, Size{ { 40, 1, 1 } } },   { 2, Size{ { 31, 33, 1 } } },
-                                                       { 2, Size{ { 157, 93, 1 } } }, { 3, Size{ { 1, 1, 1 } } },
-                                                       { 3, Size{ { 1, 1, 30 } } },   { 3, Size{ { 30, 1, 1 } } },
-                                                       { 3, Size{ { 17, 1, 23 } } },  { 3, Size{ { 17, 19, 23 } } },
-                                                       { 3, Size{ { 40, 33, 29 } } } };
+  const std::vector<std::pair<unsigned, Size>> shapes{ { 2, Size{ { 1, 1, 1 } } },
+                                                       { 2, Size{ { 1, 40, 1 } } },
+                                                       { 2, Size{ { 40, 1, 1 } } },
+                                                       { 2, Size{ { 31, 33, 1 } } },
+                                                       { 2, Size{ { 157, 93, 1 } } },
+                                                       { 3, Size{ { 1, 1, 1 } } },
+                                                       { 3, Size{ { 1, 1, 30 } } },
+                                                       { 3, Size{ { 30, 1, 1 } } },
+                                                       { 3, Size{ { 17, 1, 23 } } },
+                                                       { 3, Size{ { 17, 19, 23 } } },
+                                                       { 3, Size{ { 40, 33, 29 } } },
+                                                       // Planes of more than 2^16 pixels: the merge takes each face in
+                                                       // several bands of rows.
+                                                       { 3, Size{ { 2050, 37, 5 } } } };
   for (const auto & shape : shapes)
   {
     for (const double density : { 0.2, 0.5, 0.8, 1.0 })

@@ -23,6 +23,7 @@
 
 #include "itkCCATypes.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace itk
@@ -42,10 +43,11 @@ struct PlaneShape
 
 /** Calls visit(i, j, dx, dy) for each pixel i of a plane and each pixel j = i + (dx, dy) of the next plane, with
  * |dx|, |dy| at most `reach` (0 or 1) and j inside the plane, or wrapped into it along a wrapped axis; offset by
- * offset, each over the whole plane. */
+ * offset, each over the plane's rows [firstRow, endRow) (of i; by default all). */
 template <typename TVisit>
 void
-ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit)
+ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit, std::uint64_t firstRow = 0,
+                  std::uint64_t endRow = UINT64_MAX)
 {
   const auto w = static_cast<std::int64_t>(shape.width);
   const auto h = static_cast<std::int64_t>(shape.height);
@@ -53,18 +55,22 @@ ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit)
   const int  reachY = h > 1 ? reach : 0;
   for (int dy = -reachY; dy <= reachY; ++dy)
   {
-    const std::int64_t firstY = dy < 0 && !shape.wrapY ? 1 : 0;
-    const std::int64_t endY = dy > 0 && !shape.wrapY ? h - 1 : h;
+    const std::int64_t firstY = std::max<std::int64_t>(dy < 0 && !shape.wrapY ? 1 : 0,
+                                                       static_cast<std::int64_t>(std::min<std::uint64_t>(firstRow, h)));
+    const std::int64_t endY = std::min<std::int64_t>(dy > 0 && !shape.wrapY ? h - 1 : h,
+                                                     static_cast<std::int64_t>(std::min<std::uint64_t>(endRow, h)));
     for (int dx = -reachX; dx <= reachX; ++dx)
     {
       const std::int64_t firstX = dx < 0 && !shape.wrapX ? 1 : 0;
       const std::int64_t endX = dx > 0 && !shape.wrapX ? w - 1 : w;
       for (std::int64_t y = firstY; y < endY; ++y)
       {
-        const std::int64_t ny = (y + dy + h) % h;
+        const std::int64_t ny = y + dy < 0 ? h - 1 : (y + dy >= h ? 0 : y + dy);
         for (std::int64_t x = firstX; x < endX; ++x)
         {
-          visit(static_cast<std::uint64_t>(y * w + x), static_cast<std::uint64_t>(ny * w + (x + dx + w) % w), dx, dy);
+          // Only the first and last pixel of a wrapped row wrap: no division in the loop.
+          const std::int64_t nx = x + dx < 0 ? w - 1 : (x + dx >= w ? 0 : x + dx);
+          visit(static_cast<std::uint64_t>(y * w + x), static_cast<std::uint64_t>(ny * w + nx), dx, dy);
         }
       }
     }
@@ -73,17 +79,23 @@ ForEachPairAcross(const PlaneShape & shape, int reach, const TVisit & visit)
 
 /** The pairs across that `connectivity` joins: the pixel straight across (one non-zero offset component), and its
  * neighbors in the plane where they add no more non-zero components than the connectivity allows (fully
- * connected: all 3 in 2-D, all 9 in 3-D). Calls visit(i, j) for each. */
+ * connected: all 3 in 2-D, all 9 in 3-D). Calls visit(i, j) for each, i in the rows [firstRow, endRow). */
 template <typename TVisit>
 void
-ForEachJoinedPairAcross(const PlaneShape & shape, Connectivity connectivity, const TVisit & visit)
+ForEachJoinedPairAcross(const PlaneShape & shape, Connectivity connectivity, const TVisit & visit,
+                        std::uint64_t firstRow = 0, std::uint64_t endRow = UINT64_MAX)
 {
-  ForEachPairAcross(shape, connectivity.IsFace() ? 0 : 1, [&](std::uint64_t i, std::uint64_t j, int dx, int dy) {
-    if (connectivity.Joins(1u + (dx != 0 ? 1u : 0u) + (dy != 0 ? 1u : 0u)))
-    {
-      visit(i, j);
-    }
-  });
+  ForEachPairAcross(
+    shape,
+    connectivity.IsFace() ? 0 : 1,
+    [&](std::uint64_t i, std::uint64_t j, int dx, int dy) {
+      if (connectivity.Joins(1u + (dx != 0 ? 1u : 0u) + (dy != 0 ? 1u : 0u)))
+      {
+        visit(i, j);
+      }
+    },
+    firstRow,
+    endRow);
 }
 
 } // namespace cca

@@ -245,7 +245,7 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   }
 
   // The merge: one component per set of pieces touching across faces, in ITK's order, the cut undone.
-  const std::uint64_t count = m_Faces.Merge(m_Tables.mergedOf);
+  const std::uint64_t count = m_Faces.Merge(m_Tables.mergedOf, threads);
   if (request.computeShapeSums)
   {
     m_Faces.CorrectCutSums(m_Tables.mergedOf, request.computePerimeter, pieces);

@@ -101,9 +101,9 @@ struct SlabFaces
   TakeWrappedFaces(std::size_t s, const std::vector<std::uint32_t> & slabLabels);
 
   /** The merged component of every global component id (raster order of first pixels: ITK's numbering), and
-   * how many there are. */
+   * how many there are; on `numberOfThreads` threads. */
   std::uint64_t
-  Merge(std::vector<std::uint64_t> & mergedOf) const;
+  Merge(std::vector<std::uint64_t> & mergedOf, unsigned numberOfThreads) const;
 
   /** Undoes in `sums` (per global component id, the cut axis already shifted) what the cut falsified: the
    * pixels and faces of inner cut planes taken as border, and the intercepts across a cut between pixels that

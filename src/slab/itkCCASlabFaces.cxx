@@ -20,9 +20,13 @@
 // image's indices and added, and what the cut falsified undone, all from the two planes of labels at each face.
 #include "itkCCASlabEngine.h"
 #include "itkCCAPairsAcross.h"
+#include "itkCCAParallelFor.h"
 
 #include <array>
+#include <atomic>
+#include <memory>
 #include <numeric>
+#include <utility>
 
 namespace itk
 {
@@ -37,43 +41,100 @@ ProductSlot(unsigned a, unsigned b)
   return a == b ? a : (a + b == 1 ? 3 : (a + b == 2 ? 4 : 5));
 }
 
-/** Union-find over global component ids, the smallest id of a set its root: the set's first pixel in raster
- * order, since ids follow the slabs and, in each, the raster order of first pixels. */
+/** Union-find over global component ids, shared by threads, the smallest id of a set its root: the set's first
+ * pixel in raster order, since ids follow the slabs and, in each, the raster order of first pixels. Every parent
+ * is below its child: links (a root under a lower root) and path halving are compare-and-swaps that keep it so
+ * whatever the threads' interleaving, and the sets, hence the numbering, do not depend on that interleaving. */
 class SmallestRootForest
 {
 public:
-  explicit SmallestRootForest(std::uint64_t n)
-    : m_Parent(static_cast<std::size_t>(n))
+  SmallestRootForest(std::uint64_t n, unsigned numberOfThreads)
+    : m_Parent(new std::atomic<std::uint64_t>[static_cast<std::size_t>(n)])
   {
-    std::iota(m_Parent.begin(), m_Parent.end(), std::uint64_t{ 0 });
+    ParallelForRange(numberOfThreads, n, std::uint64_t{ 1 } << 16, [this](std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t id = begin; id < end; ++id)
+      {
+        m_Parent[id].store(id, std::memory_order_relaxed);
+      }
+    });
   }
   std::uint64_t
   Find(std::uint64_t id)
   {
-    while (m_Parent[id] != id)
+    for (;;)
     {
-      m_Parent[id] = m_Parent[m_Parent[id]]; // path halving
-      id = m_Parent[id];
+      std::uint64_t parent = m_Parent[id].load(std::memory_order_relaxed);
+      if (parent == id)
+      {
+        return id;
+      }
+      const std::uint64_t grandparent = m_Parent[parent].load(std::memory_order_relaxed);
+      if (grandparent == parent)
+      {
+        return parent;
+      }
+      // Path halving; where another thread moved the parent meanwhile, its (lower) one stands.
+      m_Parent[id].compare_exchange_weak(parent, grandparent, std::memory_order_relaxed);
+      id = grandparent;
     }
-    return id;
   }
   void
   Unite(std::uint64_t a, std::uint64_t b)
   {
-    a = Find(a);
-    b = Find(b);
-    if (a < b)
+    for (;;)
     {
-      m_Parent[b] = a;
-    }
-    else if (b < a)
-    {
-      m_Parent[a] = b;
+      a = Find(a);
+      b = Find(b);
+      if (a == b)
+      {
+        return;
+      }
+      if (b < a)
+      {
+        std::swap(a, b);
+      }
+      // The higher root under the lower one, if it is still a root; else again from the new roots.
+      std::uint64_t expected = b;
+      if (m_Parent[b].compare_exchange_strong(expected, a, std::memory_order_acq_rel))
+      {
+        return;
+      }
     }
   }
 
 private:
-  std::vector<std::uint64_t> m_Parent;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> m_Parent;
+};
+
+/** The last pairs a thread has united, by a hash of the pair: a face repeats most of its pairs (a component's
+ * pixels across from one other component's), which need no second union. */
+class RecentPairs
+{
+public:
+  /** Whether (a, b) was among the recent pairs; it is now. */
+  bool
+  Seen(std::uint64_t a, std::uint64_t b)
+  {
+    const std::size_t slot =
+      static_cast<std::size_t>(((a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full)) >> 55);
+    if (m_Pairs[slot][0] == a && m_Pairs[slot][1] == b)
+    {
+      return true;
+    }
+    m_Pairs[slot] = { { a, b } };
+    return false;
+  }
+
+private:
+  static constexpr std::size_t                    Slots = 512; // the hash's top 9 bits
+  std::array<std::array<std::uint64_t, 2>, Slots> m_Pairs = FilledWithNoPair();
+  static std::array<std::array<std::uint64_t, 2>, Slots>
+  FilledWithNoPair()
+  {
+    std::array<std::array<std::uint64_t, 2>, Slots> pairs;
+    pairs.fill({ { UINT64_MAX, UINT64_MAX } });
+    return pairs;
+  }
 };
 
 PlaneShape
@@ -105,34 +166,59 @@ ShiftSums(ComponentSums & sums, unsigned axis, std::uint64_t offset, bool shapeS
 }
 
 std::uint64_t
-SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf) const
+SlabFaces::Merge(std::vector<std::uint64_t> & mergedOf, unsigned numberOfThreads) const
 {
   const std::uint64_t numIds = firstComponent.back();
-  SmallestRootForest  forest(numIds);
+  SmallestRootForest  forest(numIds, numberOfThreads);
   const PlaneShape    shape = ShapeOfPlane(*this);
-  for (std::size_t s = 0; s + 1 < plan.NumberOfSlabs(); ++s)
-  {
+  // Multi-label input: only pieces of one class (value) join.
+  const bool classes = !classOf.empty();
+  // The faces in bands of rows, on all threads: a band's pairs are many (one to nine per pixel), their distinct
+  // pairs few.
+  const std::uint64_t numFaces = plan.NumberOfSlabs() > 1 ? plan.NumberOfSlabs() - 1 : 0;
+  const std::uint64_t rowsPerBand = std::max<std::uint64_t>(1, (std::uint64_t{ 1 } << 16) / shape.width);
+  const std::uint64_t bandsPerFace = (shape.height + rowsPerBand - 1) / rowsPerBand;
+  ParallelFor(numberOfThreads, numFaces * bandsPerFace, [&](std::uint64_t item) {
+    const std::size_t     s = static_cast<std::size_t>(item / bandsPerFace);
+    const std::uint64_t   firstRow = item % bandsPerFace * rowsPerBand;
     const std::uint32_t * below = lastPlaneLabels[s].data();
     const std::uint32_t * above = firstPlaneLabels[s + 1].data();
     const std::uint64_t   belowBase = firstComponent[s] - 1;
     const std::uint64_t   aboveBase = firstComponent[s + 1] - 1;
-    // Multi-label input: only pieces of one class (value) join.
-    const bool classes = !classOf.empty();
-    ForEachJoinedPairAcross(shape, connectivity, [&](std::uint64_t i, std::uint64_t j) {
-      if (below[i] != 0 && above[j] != 0 &&
-          (!classes || classOf[belowBase + below[i]] == classOf[aboveBase + above[j]]))
-      {
-        forest.Unite(belowBase + below[i], aboveBase + above[j]);
-      }
-    });
-  }
+    RecentPairs           recent;
+    std::uint32_t         lastLower = 0; // the last pair of labels visited (none yet: no pair has a 0)
+    std::uint32_t         lastUpper = 0;
+    ForEachJoinedPairAcross(
+      shape,
+      connectivity,
+      [&](std::uint64_t i, std::uint64_t j) {
+        // One branch, mostly taken one way, for the pixel pairs that repeat the last one or touch the background.
+        const std::uint32_t lower = below[i];
+        const std::uint32_t upper = above[j];
+        if (((lower == lastLower) & (upper == lastUpper)) | (lower == 0) | (upper == 0))
+        {
+          return;
+        }
+        lastLower = lower;
+        lastUpper = upper;
+        const std::uint64_t a = belowBase + lower;
+        const std::uint64_t b = aboveBase + upper;
+        if ((!classes || classOf[a] == classOf[b]) && !recent.Seen(a, b))
+        {
+          forest.Unite(a, b);
+        }
+      },
+      firstRow,
+      firstRow + rowsPerBand);
+  });
   // Periodic boundaries: the last plane along a wrapped axis faces the first one.
   for (const WrappedFace & face : wrapped)
   {
+    RecentPairs recent;
     ForEachJoinedPairAcross(face.shape, connectivity, [&](std::uint64_t i, std::uint64_t j) {
       const std::uint64_t a = face.last[i];
       const std::uint64_t b = face.first[j];
-      if (a != 0 && b != 0 && (classOf.empty() || classOf[a - 1] == classOf[b - 1]))
+      if (a != 0 && b != 0 && (classOf.empty() || classOf[a - 1] == classOf[b - 1]) && !recent.Seen(a, b))
       {
         forest.Unite(a - 1, b - 1);
       }
