@@ -251,6 +251,13 @@ def _memory_span(array):
     return start, start + array.nbytes
 
 
+def numpy_dtype(array):
+    """The NumPy dtype of a numpy, CuPy or PyTorch array."""
+    if isinstance(array.dtype, np.dtype):
+        return array.dtype
+    return np.dtype(str(array.dtype).split(".")[-1])  # torch.uint8 -> uint8
+
+
 def check_output(output, library, device, shape, dtype, inputs):
     """label()'s `output`, the caller's array for the labels: of the image's library (`library`), on its device
     (`device`, -1: host memory) and of its `shape`, C-contiguous, writable, of an integer dtype that `dtype`, if
@@ -265,12 +272,11 @@ def check_output(output, library, device, shape, dtype, inputs):
             raise ValueError(f"output: must be in {where}, where the image is, not on {output.device}")
         out_device = -1 if output.device.type == "cpu" else (output.device.index or 0)
         contiguous, writable = output.is_contiguous(), True
-        out_dtype = np.dtype(str(output.dtype).split(".")[-1])
     else:
         out_device = int(output.device.id) if library == "cupy" else -1
         contiguous = output.flags.c_contiguous
         writable = library == "cupy" or output.flags.writeable  # CuPy arrays are always writable
-        out_dtype = output.dtype
+    out_dtype = numpy_dtype(output)
     if out_device != device:
         raise ValueError(f"output: must be in {where}, where the image is")
     if tuple(output.shape) != tuple(shape):

@@ -16,7 +16,7 @@ def _pairs(labels, connectivity, backend, device, threads):
     inp = _arrays.as_input(labels, "labels")
     if inp.device >= 0 and backend == "cpu":
         raise ValueError("backend='cpu' with labels on the GPU: copy them to the host first, or use 'auto'/'cuda'")
-    dtype = _label._numpy_dtype(inp.array)
+    dtype = _arrays.numpy_dtype(inp.array)
     if dtype.kind not in "iub":
         raise TypeError(f"labels: an integer array, not {dtype}")
     neighbors = _label._connectivity(connectivity, inp.ndim)

@@ -364,7 +364,7 @@ def label(
 
     if class_values:
         # The cleaned segmentation keeps the classes' type; the engine refuses classes the dtype cannot hold.
-        label_dtype = np.dtype(dtype) if dtype is not None else _numpy_dtype(inp.array)
+        label_dtype = np.dtype(dtype) if dtype is not None else _arrays.numpy_dtype(inp.array)
     else:
         label_dtype = _arrays.label_dtype(dtype, count, inp.library)
     labels = output if output is not None else inp.empty(label_dtype)
@@ -378,13 +378,6 @@ def label(
         # the int64's bits, as the input's values (PyTorch keeps int64: it has few unsigned types)
         table[_table.CLASS] = table[_table.CLASS].astype(inp.array.dtype)
     return labels, table
-
-
-def _numpy_dtype(array):
-    """The NumPy dtype of a numpy, CuPy or PyTorch array."""
-    if isinstance(array.dtype, np.dtype):
-        return array.dtype
-    return np.dtype(str(array.dtype).split(".")[-1])  # torch.uint8 -> uint8
 
 
 def _to_itk(labels, like):
