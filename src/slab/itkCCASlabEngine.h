@@ -31,8 +31,6 @@
 #include "itkCCAEngine.h"
 #include "itkCCAPairsAcross.h"
 
-#include <array>
-#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -142,12 +140,9 @@ struct SlabTables
 class SlabEngine final : public Engine
 {
 public:
-  /** `inner` must outlive this engine, and `tables` and `partner` where given; host work runs on `numberOfThreads`
-   * threads (0: all). Without `tables` the engine has its own. With `partner`, a second engine of inner's kind
-   * (the CUDA engine: its own stream, staging and device buffers), the slabs alternate between the two, each
-   * engine driven by a host thread of its own, so that one slab's upload and labeling run beside another's download
-   * (not for periodic boundaries, whose wrapped faces are taken slab by slab in order). */
-  SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables = nullptr, Engine * partner = nullptr);
+  /** `inner` must outlive this engine, and `tables` where given; host work runs on `numberOfThreads` threads (0:
+   * all). Without `tables` the engine has its own. */
+  SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables = nullptr);
 
   /** Analyzes `request` in slabs of `planesPerSlab` planes (the last one may be thinner). */
   std::uint64_t
@@ -197,42 +192,15 @@ private:
   /** Slab s of the analyzed request, as a request of its own (no post-processing: that is the merged one's). */
   Request
   SlabRequest(std::size_t s) const;
-  /** The engines the last analysis alternated between: 2 with a partner (not for periodic boundaries), else 1. */
-  unsigned
-  NumberOfEngines() const
-  {
-    return m_Overlapped ? 2u : 1u;
-  }
-  /** The engine that analyzes slab s: 0 (the inner one) or 1 (the partner). */
-  unsigned
-  EngineIndexOf(std::size_t s) const
-  {
-    return static_cast<unsigned>(s % NumberOfEngines());
-  }
-  Engine &
-  EngineOf(std::size_t s)
-  {
-    return EngineIndexOf(s) == 0 ? m_Inner : *m_Partner;
-  }
-  /** Calls work(e) for each engine e, on a host thread of its own where there are two. */
-  template <typename TWork>
-  void
-  ForEachEngine(const TWork & work);
-  /** Slab s analyzed by its engine, the labels of its face planes kept; returns its component count. */
-  std::uint64_t
-  AnalyzeSlab(std::size_t s);
-  /** Slab s's `count` sums as the next global component ids, moved to the image's indices. */
-  void
-  PlacePieces(std::size_t s, const ComponentSums * sums, std::uint64_t count);
   /** CorrectSplitContacts() for each slab holding several pieces of one merged component. */
   void
   CorrectSplitPieces(std::vector<ComponentSums> & pieces);
-  /** Has slab s's engine hold its analysis, analyzing it again where it holds another. */
+  /** Has the inner engine hold slab s's analysis, analyzing it again where it holds another. */
   void
   HoldSlab(std::size_t s);
-  /** The slabs in the order that analyzes least: the held ones first. With `engine`, that engine's slabs only. */
+  /** The slabs in the order that analyzes least: the held one first. */
   std::vector<std::size_t>
-  SlabOrder(unsigned engine = UINT_MAX) const;
+  SlabOrder() const;
   /** For slab s's components, their merged one's index, or with `newIndex` (the post-processing) that index's. */
   void
   SlabTable(std::size_t s, const std::uint64_t * newIndex, std::vector<std::uint64_t> & table) const;
@@ -240,15 +208,13 @@ private:
   Threads(unsigned numberOfThreads) const;
 
   Engine &                   m_Inner;
-  Engine *                   m_Partner;
-  bool                       m_Overlapped = false; ///< the last analysis alternated between inner and partner
   unsigned                   m_NumberOfThreads;
   Request                    m_Request;
   IntensitySums              m_NoIntensity;
   SlabFaces                  m_Faces;
   SlabTables                 m_OwnTables;
   SlabTables &               m_Tables;
-  std::array<std::size_t, 2> m_HeldSlab{ { SIZE_MAX, SIZE_MAX } }; ///< per engine, the slab it holds
+  std::size_t                m_HeldSlab = 0;
   bool                       m_Analyzed = false;
 };
 
