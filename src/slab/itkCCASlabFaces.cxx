@@ -25,7 +25,6 @@
 #include <array>
 #include <atomic>
 #include <memory>
-#include <numeric>
 #include <utility>
 
 namespace itk
