@@ -264,9 +264,13 @@ MakeEngine(Backend backend)
 bool
 EngineCases(Backend backend)
 {
-  auto               inner = MakeEngine(backend);
-  auto               wholeEngine = MakeEngine(backend);
-  cca::SlabEngine    slabs(*inner, 2);
+  auto            inner = MakeEngine(backend);
+  auto            wholeEngine = MakeEngine(backend);
+  cca::SlabEngine slabs(*inner, 2);
+  // With a partner: the slabs alternating between two more engines, whose label images are written at once.
+  auto               pairedInner = MakeEngine(backend);
+  auto               partner = MakeEngine(backend);
+  cca::SlabEngine    paired(*pairedInner, 2, nullptr, partner.get());
   std::vector<Image> images;
   std::uint32_t      seed = 2022;
   using Size = std::array<std::uint64_t, 3>;
@@ -319,7 +323,16 @@ EngineCases(Backend backend)
              << (image.mask.empty() ? "" : " masked") << " connectivity=" << connectivity << " slabs of " << perSlab;
         slabs.AnalyzeInSlabs(request, perSlab);
         ok = Same(Run(slabs, image), whole, what.str()) && ok;
-        ++compared;
+        paired.AnalyzeInSlabs(request, perSlab);
+        const bool twoEngines = paired.GetDescription().find("on two engines") != std::string::npos;
+        if (twoEngines != (paired.GetNumberOfSlabs() > 1))
+        {
+          std::cerr << what.str() << ": " << paired.GetNumberOfSlabs() << " slabs, described as \""
+                    << paired.GetDescription() << '"' << std::endl;
+          ok = false;
+        }
+        ok = Same(Run(paired, image), whole, what.str() + ", on two engines") && ok;
+        compared += 2;
       }
     }
   }

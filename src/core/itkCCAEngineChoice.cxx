@@ -82,11 +82,12 @@ public:
     int                                           deviceId;
     unsigned                                      threads;
     unsigned                                      workUnits;
+    bool                                          partner; ///< a facade's second engine (AcquirePartner())
     bool
     operator==(const Key & other) const
     {
       return backend == other.backend && deviceId == other.deviceId && threads == other.threads &&
-             workUnits == other.workUnits;
+             workUnits == other.workUnits && partner == other.partner;
     }
   };
 
@@ -141,7 +142,13 @@ EngineChoice::~EngineChoice()
 {
   if (engine)
   {
-    EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits }, std::move(engine));
+    EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, false },
+                                 std::move(engine));
+  }
+  if (partner)
+  {
+    EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, true },
+                                 std::move(partner));
   }
 }
 
@@ -156,12 +163,17 @@ EngineChoice::Acquire(Backend backend, int deviceId, unsigned numberOfThreads, u
   {
     if (engine)
     {
-      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits },
+      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, false },
                                    std::move(engine));
+    }
+    if (partner)
+    {
+      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, true },
+                                   std::move(partner));
     }
     const bool             cuda = backend == Backend::CUDA;
     const EngineCache::Key key{
-      backend, cuda ? deviceId : -1, cuda ? 0u : numberOfThreads, cuda ? 0u : numberOfWorkUnits
+      backend, cuda ? deviceId : -1, cuda ? 0u : numberOfThreads, cuda ? 0u : numberOfWorkUnits, false
     };
     engine = EngineCache::Instance().Take(key);
     if (!engine)
@@ -174,6 +186,24 @@ EngineChoice::Acquire(Backend backend, int deviceId, unsigned numberOfThreads, u
     engineWorkUnits = key.workUnits;
   }
   return *engine;
+}
+
+Engine *
+EngineChoice::AcquirePartner()
+{
+  if (!engine || engineBackend != Backend::CUDA)
+  {
+    return nullptr;
+  }
+  if (!partner)
+  {
+    partner = EngineCache::Instance().Take({ Backend::CUDA, engineDeviceId, 0u, 0u, true });
+    if (!partner)
+    {
+      partner = CreateCudaEngine(engineDeviceId);
+    }
+  }
+  return partner.get();
 }
 
 bool

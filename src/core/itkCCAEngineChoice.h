@@ -70,6 +70,19 @@ struct EngineChoice
   Engine &
   AcquireAutomatic(int deviceId, unsigned numberOfThreads, unsigned numberOfWorkUnits);
 
+  /** A second engine like the CUDA engine held, with its own stream, staging and device buffers, for the slab
+   * engine to alternate with (itkCCASlabEngine.h): made on first need (or taken from the cache), kept like
+   * `engine`. nullptr where the engine held is not the CUDA engine. */
+  Engine *
+  AcquirePartner();
+
+  /** Frees the partner and its device memory: the first thing to give up where the GPU runs out of memory. */
+  void
+  ReleasePartner()
+  {
+    partner.reset();
+  }
+
   /** Makes the CUDA engine of `deviceId` (for Backend::CUDA, or Automatic where a device is usable; nothing for CPU)
    * and keeps it in the cache for the next facade; errors are left to the analysis to report. Returns whether it is
    * ready. */
@@ -81,6 +94,7 @@ struct EngineChoice
   ReleaseCachedEngines();
 
   std::unique_ptr<Engine> engine;
+  std::unique_ptr<Engine> partner; ///< AcquirePartner()'s, for `engine`'s backend and device
   Backend                 engineBackend{ Backend::Automatic };
   int                     engineDeviceId{ -1 };
   unsigned                engineThreads{ 0 };

@@ -101,6 +101,12 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
     }
     catch (const cca::OutOfMemory &)
     {
+      if (!slabEngine && partner)
+      {
+        ReleasePartner(); // a partner kept from an earlier analysis in slabs holds device memory
+        step();
+        return;
+      }
       const std::uint64_t planes = lastRequest.size[lastRequest.dimension - 1];
       if (slabEngine || lastRequest.memoryBudget != 0 || !cca::CanCutIntoSlabs(lastRequest) || planes < 2)
       {
@@ -236,10 +242,27 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
     return slabEngine ? *slabEngine : *engine;
   }
 
+  /** AcquirePartner(), or nullptr where no partner can be made (the slab engine then uses one engine). */
+  cca::Engine *
+  TryPartner()
+  {
+    try
+    {
+      return AcquirePartner();
+    }
+    catch (const std::exception &)
+    {
+      ReleasePartner();
+      return nullptr;
+    }
+  }
+
   /** `request` on `chosen`, whole or, where it needs more than the engine can take (an explicit
-   * Request::memoryBudget, the engine's pixel limit), in slabs. Under the default budget, an engine that runs
-   * out of memory tries again with half as many planes per slab, down to one. `planesPerSlab`: where to start
-   * (0: whole), else what PlanesPerSlab() says. */
+   * Request::memoryBudget, the engine's pixel limit), in slabs: on the CUDA engine with a partner engine that
+   * holds the slab before the last (SlabEngine), where an explicit budget, halved between the two, still takes
+   * slabs as thick. Where the GPU runs out of memory, the partner goes first; then, under the default budget, the
+   * engine tries again with half as many planes per slab, down to one.
+   * `planesPerSlab`: where to start (0: whole), else what PlanesPerSlab() says. */
   std::uint64_t
   AnalyzeWholeOrInSlabs(cca::Engine & chosen, const Request & request, unsigned numberOfThreads,
                         std::uint64_t planesPerSlab = UINT64_MAX)
@@ -262,6 +285,7 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
                        "feature image");
     }
     lastRequest = request;
+    bool withPartner = &chosen == engine.get();
     for (;;)
     {
       slabEngine.reset();
@@ -271,13 +295,30 @@ struct CudaConnectedComponentAnalysisEngine::Internals : cca::EngineChoice
         {
           return chosen.Analyze(request);
         }
-        auto                slabs = std::make_unique<cca::SlabEngine>(chosen, numberOfThreads, &slabTables);
+        if (withPartner && request.memoryBudget != 0)
+        {
+          // Each engine holds one slab: half the budget each, or one engine where that would thin the slabs
+          // (more slabs cost more than a second analysis of one: measured).
+          Request half = request;
+          half.memoryBudget = std::max<std::uint64_t>(1, request.memoryBudget / 2);
+          withPartner = cca::PlanesPerSlab(chosen, half) >= planesPerSlab;
+        }
+        const bool    severalSlabs = planesPerSlab < request.size[request.dimension - 1];
+        cca::Engine * second = withPartner && severalSlabs ? TryPartner() : nullptr;
+        auto slabs = std::make_unique<cca::SlabEngine>(chosen, numberOfThreads, &slabTables, second);
         const std::uint64_t count = slabs->AnalyzeInSlabs(request, planesPerSlab);
         slabEngine = std::move(slabs);
         return count;
       }
       catch (const cca::OutOfMemory &)
       {
+        slabEngine.reset();
+        if (partner)
+        {
+          ReleasePartner();
+          withPartner = false;
+          continue;
+        }
         const std::uint64_t planes = request.size[request.dimension - 1];
         const std::uint64_t tried = planesPerSlab == 0 ? planes : planesPerSlab;
         if (request.memoryBudget != 0 || !cca::CanCutIntoSlabs(request) || tried <= 1)

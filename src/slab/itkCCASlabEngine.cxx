@@ -69,11 +69,31 @@ PlanesPerSlab(const Engine & engine, const Request & request)
   return perSlab >= planes ? 0 : perSlab;
 }
 
-SlabEngine::SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables)
+SlabEngine::SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables, Engine * partner)
   : m_Inner(inner)
+  , m_Partner(partner)
   , m_NumberOfThreads(numberOfThreads)
   , m_Tables(tables != nullptr ? *tables : m_OwnTables)
 {}
+
+template <typename TWork>
+void
+SlabEngine::ForEachEngine(const TWork & work)
+{
+  // The first error is rethrown once both are done; the other engine stops at its next slab.
+  std::atomic<bool> failed{ false };
+  ParallelFor(NumberOfEngines(), NumberOfEngines(), [&](std::uint64_t e) {
+    try
+    {
+      work(static_cast<unsigned>(e), failed);
+    }
+    catch (...)
+    {
+      failed = true;
+      throw;
+    }
+  });
+}
 
 unsigned
 SlabEngine::Threads(unsigned numberOfThreads) const
@@ -110,7 +130,7 @@ SlabEngine::GetDescription() const
     return m_Inner.GetDescription() + periodic;
   }
   return m_Inner.GetDescription() + ", in " + std::to_string(plan.NumberOfSlabs()) + " slabs of up to " +
-         std::to_string(thickest) + " planes" + periodic;
+         std::to_string(thickest) + " planes" + (m_TwoEngines ? ", on two engines" : "") + periodic;
 }
 
 std::uint64_t
@@ -176,73 +196,30 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   m_Faces.classOf.clear();
   m_Faces.PrepareWrappedFaces(request);
 
-  // Each slab on its own; its sums moved to the image's indices (on all threads, into the tables kept between
-  // analyses: SlabTables), its face planes' labels kept.
-  std::vector<ComponentSums> & pieces = m_Tables.pieces; // the first firstComponent.back() are this call's
-  const unsigned               threads = Threads(0);
-  const std::uint64_t          rowsPerPlane = plan.axis == 2 ? request.size[1] : 1;
+  // Each slab on its own, one after the other; its sums moved to the image's indices (on all threads, into the
+  // tables kept between analyses: SlabTables), its face planes' labels kept. With a partner, the slabs alternate
+  // between the two engines so that each holds one of the last two at the end (EngineIndexOf()).
+  m_TwoEngines = m_Partner != nullptr && numSlabs > 1;
+  m_HeldSlab = { { SIZE_MAX, SIZE_MAX } };
   for (std::size_t s = 0; s < numSlabs; ++s)
   {
-    m_HeldSlab = SIZE_MAX; // none, until the inner engine has analyzed slab s
-    const std::uint64_t count = m_Inner.Analyze(SlabRequest(s));
-    m_HeldSlab = s;
-    const auto &      sums = m_Inner.GetFeatures();
-    const std::size_t first = static_cast<std::size_t>(m_Faces.firstComponent.back());
-    if (pieces.size() < first + count)
-    {
-      // Grown, never cleared: a repeated call writes into memory already there.
-      if (pieces.capacity() < first + count)
-      {
-        pieces.reserve(std::max<std::size_t>(first + count, 2 * pieces.capacity()));
-      }
-      pieces.resize(first + count);
-    }
-    ParallelForRange(threads, count, std::uint64_t{ 1 } << 14, [&](std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t k = begin; k < end; ++k)
-      {
-        pieces[first + k] = sums[k];
-        ShiftSums(pieces[first + k], plan.axis, plan.firstPlane[s], request.computeShapeSums);
-      }
-    });
-    if (request.multiLabel)
-    {
-      for (std::uint64_t k = 0; k < count; ++k)
-      {
-        m_Faces.classOf.push_back(sums[k].classValue);
-      }
-    }
-    m_Faces.firstComponent.push_back(m_Faces.firstComponent.back() + count);
+    const std::uint64_t count = AnalyzeSlab(s);
+    PlacePieces(s, EngineOf(s).GetFeatures().data(), count);
     if (periodic)
     {
       // The wrapped faces cross every slab (but along the slowest axis): the slab's labels whole.
-      std::vector<std::uint32_t> labels(static_cast<std::size_t>((plan.firstPlane[s + 1] - plan.firstPlane[s]) *
-                                                                 plan.planePixels));
+      std::vector<std::uint32_t> labels(
+        static_cast<std::size_t>((plan.firstPlane[s + 1] - plan.firstPlane[s]) * plan.planePixels));
       LabelOutput output;
       output.data = labels.data();
       output.kind = ScalarKind::UInt32;
       output.skipValue = 0; // 1-based
-      m_Inner.WriteLabels(output);
+      EngineOf(s).WriteLabels(output);
       m_Faces.TakeWrappedFaces(s, labels);
     }
-    auto facePlane = [&](std::vector<std::uint32_t> & labels, std::uint64_t plane) {
-      labels.resize(plan.planePixels);
-      LabelOutput output;
-      output.data = labels.data();
-      output.kind = ScalarKind::UInt32;
-      output.skipValue = 0; // 1-based
-      output.firstRow = plane * rowsPerPlane;
-      output.numberOfRows = rowsPerPlane;
-      m_Inner.WriteLabels(output);
-    };
-    if (s > 0)
-    {
-      facePlane(m_Faces.firstPlaneLabels[s], 0);
-    }
-    if (s + 1 < numSlabs)
-    {
-      facePlane(m_Faces.lastPlaneLabels[s], plan.firstPlane[s + 1] - plan.firstPlane[s] - 1);
-    }
   }
+  std::vector<ComponentSums> & pieces = m_Tables.pieces;
+  const unsigned               threads = Threads(0);
 
   // The merge: one component per set of pieces touching across faces, in ITK's order, the cut undone.
   const std::uint64_t count = m_Faces.Merge(m_Tables.mergedOf, threads);
@@ -281,6 +258,69 @@ SlabEngine::AnalyzeInSlabs(const Request & request, std::uint64_t planesPerSlab)
   }
   m_Analyzed = true;
   return count;
+}
+
+std::uint64_t
+SlabEngine::AnalyzeSlab(std::size_t s)
+{
+  const SlabPlan &    plan = m_Faces.plan;
+  Engine &            engine = EngineOf(s);
+  std::size_t &       held = m_HeldSlab[EngineIndexOf(s)];
+  const std::uint64_t rowsPerPlane = plan.axis == 2 ? m_Request.size[1] : 1;
+  held = SIZE_MAX; // none, until the engine has analyzed slab s
+  const std::uint64_t count = engine.Analyze(SlabRequest(s));
+  held = s;
+  auto facePlane = [&](std::vector<std::uint32_t> & labels, std::uint64_t plane) {
+    labels.resize(plan.planePixels);
+    LabelOutput output;
+    output.data = labels.data();
+    output.kind = ScalarKind::UInt32;
+    output.skipValue = 0; // 1-based
+    output.firstRow = plane * rowsPerPlane;
+    output.numberOfRows = rowsPerPlane;
+    engine.WriteLabels(output);
+  };
+  if (s > 0)
+  {
+    facePlane(m_Faces.firstPlaneLabels[s], 0);
+  }
+  if (s + 1 < plan.NumberOfSlabs())
+  {
+    facePlane(m_Faces.lastPlaneLabels[s], plan.firstPlane[s + 1] - plan.firstPlane[s] - 1);
+  }
+  return count;
+}
+
+void
+SlabEngine::PlacePieces(std::size_t s, const ComponentSums * sums, std::uint64_t count)
+{
+  const SlabPlan &             plan = m_Faces.plan;
+  std::vector<ComponentSums> & pieces = m_Tables.pieces; // the first firstComponent.back() are this call's
+  const std::size_t            first = static_cast<std::size_t>(m_Faces.firstComponent.back());
+  if (pieces.size() < first + count)
+  {
+    // Grown, never cleared: a repeated call writes into memory already there.
+    if (pieces.capacity() < first + count)
+    {
+      pieces.reserve(std::max<std::size_t>(first + count, 2 * pieces.capacity()));
+    }
+    pieces.resize(first + count);
+  }
+  ParallelForRange(Threads(0), count, std::uint64_t{ 1 } << 14, [&](std::uint64_t begin, std::uint64_t end) {
+    for (std::uint64_t k = begin; k < end; ++k)
+    {
+      pieces[first + k] = sums[k];
+      ShiftSums(pieces[first + k], plan.axis, plan.firstPlane[s], m_Request.computeShapeSums);
+    }
+  });
+  if (m_Request.multiLabel)
+  {
+    for (std::uint64_t k = 0; k < count; ++k)
+    {
+      m_Faces.classOf.push_back(sums[k].classValue);
+    }
+  }
+  m_Faces.firstComponent.push_back(m_Faces.firstComponent.back() + count);
 }
 
 void
@@ -327,7 +367,7 @@ SlabEngine::CorrectSplitPieces(std::vector<ComponentSums> & pieces)
     output.skipValue = 0;
     output.firstRow = firstPlane * rowsPerPlane;
     output.numberOfRows = (lastPlane - firstPlane + 1) * rowsPerPlane;
-    m_Inner.WriteLabels(output);
+    EngineOf(s).WriteLabels(output);
     m_Faces.CorrectSplitContacts(s, labels, output.firstRow, split, m_Tables.mergedOf, pieces);
   }
 }
@@ -335,13 +375,14 @@ SlabEngine::CorrectSplitPieces(std::vector<ComponentSums> & pieces)
 void
 SlabEngine::HoldSlab(std::size_t s)
 {
-  if (m_HeldSlab == s)
+  std::size_t & held = m_HeldSlab[EngineIndexOf(s)];
+  if (held == s)
   {
     return;
   }
-  m_HeldSlab = SIZE_MAX; // none, until the inner engine has analyzed slab s
-  const std::uint64_t count = m_Inner.Analyze(SlabRequest(s));
-  m_HeldSlab = s;
+  held = SIZE_MAX; // none, until the engine has analyzed slab s
+  const std::uint64_t count = EngineOf(s).Analyze(SlabRequest(s));
+  held = s;
   if (count != m_Faces.firstComponent[s + 1] - m_Faces.firstComponent[s])
   {
     throw Error("the image changed between the analyses of its slabs");
@@ -349,16 +390,22 @@ SlabEngine::HoldSlab(std::size_t s)
 }
 
 std::vector<std::size_t>
-SlabEngine::SlabOrder() const
+SlabEngine::SlabOrder(unsigned engine) const
 {
+  // One engine's order reads what that engine holds, nothing of the other's (which its thread may be changing).
   std::vector<std::size_t> order;
-  if (m_HeldSlab < m_Faces.plan.NumberOfSlabs())
+  const std::size_t        numSlabs = m_Faces.plan.NumberOfSlabs();
+  auto                     wanted = [&](std::size_t s) { return engine == UINT_MAX || EngineIndexOf(s) == engine; };
+  for (unsigned e = 0; e < NumberOfEngines(); ++e)
   {
-    order.push_back(m_HeldSlab);
+    if ((engine == UINT_MAX || engine == e) && m_HeldSlab[e] < numSlabs)
+    {
+      order.push_back(m_HeldSlab[e]);
+    }
   }
-  for (std::size_t s = 0; s < m_Faces.plan.NumberOfSlabs(); ++s)
+  for (std::size_t s = 0; s < numSlabs; ++s)
   {
-    if (s != m_HeldSlab)
+    if (wanted(s) && std::find(order.begin(), order.end(), s) == order.end())
     {
       order.push_back(s);
     }
@@ -395,18 +442,25 @@ SlabEngine::WriteLabels(const LabelOutput & output)
   {
     throw Error("the slab engine writes whole label images");
   }
-  // Each slab's labels in the output type, through its table, into its part of the output.
-  const std::size_t          planeBytes = m_Faces.plan.planePixels * ScalarKindSize(output.kind);
-  std::vector<std::uint64_t> table;
-  for (const std::size_t s : SlabOrder())
-  {
-    HoldSlab(s);
-    SlabTable(s, output.newIndex, table);
-    LabelOutput slab = output;
-    slab.data = static_cast<char *>(output.data) + m_Faces.plan.firstPlane[s] * planeBytes;
-    slab.newIndex = table.data();
-    m_Inner.WriteLabels(slab);
-  }
+  // Each slab's labels in the output type, through its table, into its part of the output; with a partner, each
+  // engine writes its own slabs on a thread of its own.
+  const std::size_t planeBytes = m_Faces.plan.planePixels * ScalarKindSize(output.kind);
+  ForEachEngine([&](unsigned e, const std::atomic<bool> & failed) {
+    std::vector<std::uint64_t> table;
+    for (const std::size_t s : SlabOrder(e))
+    {
+      if (failed)
+      {
+        return;
+      }
+      HoldSlab(s);
+      SlabTable(s, output.newIndex, table);
+      LabelOutput slab = output;
+      slab.data = static_cast<char *>(output.data) + m_Faces.plan.firstPlane[s] * planeBytes;
+      slab.newIndex = table.data();
+      EngineOf(s).WriteLabels(slab);
+    }
+  });
 }
 
 void
@@ -426,7 +480,7 @@ SlabEngine::ExportLines(const LineLayout & layout, const RunSelection & selectio
     HoldSlab(s);
     LineLayout slabLayout = layout;
     slabLayout.start[plan.axis] += static_cast<std::int64_t>(plan.firstPlane[s]);
-    m_Inner.ExportLines(slabLayout, RunSelection(), numberOfThreads, slabLines[s]);
+    EngineOf(s).ExportLines(slabLayout, RunSelection(), numberOfThreads, slabLines[s]);
   }
   // Regrouped by merged component (or its new index): the slabs in order; where several pieces of one component
   // lie in one slab, their lines sorted back into raster order.

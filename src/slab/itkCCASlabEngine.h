@@ -22,8 +22,9 @@
 // pixel (ITK's numbering), and their sums added, with the sums that the cut falsified (border pixels and faces
 // on the cut, perimeter intercepts across it) corrected from the two planes of each face. The result is the one
 // unsliced analysis would give, bit for bit. The label image and the LabelMap's lines come from the inner engine
-// again, slab by slab (analyzed again where it holds another slab), through a table from each slab's components
-// to the merged ones: labels in the output type, on the device for the CUDA engine, straight into the output.
+// (and a partner engine, where one is given) again, slab by slab (analyzed again where neither holds the slab),
+// through a table from each slab's components to the merged ones: labels in the output type, on the device for
+// the CUDA engine, straight into the output.
 #ifndef itkCCASlabEngine_h
 #define itkCCASlabEngine_h
 
@@ -31,6 +32,8 @@
 #include "itkCCAEngine.h"
 #include "itkCCAPairsAcross.h"
 
+#include <array>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -140,9 +143,13 @@ struct SlabTables
 class SlabEngine final : public Engine
 {
 public:
-  /** `inner` must outlive this engine, and `tables` where given; host work runs on `numberOfThreads` threads (0:
-   * all). Without `tables` the engine has its own. */
-  SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables = nullptr);
+  /** `inner` must outlive this engine, and `tables` and `partner` where given; host work runs on `numberOfThreads`
+   * threads (0: all). Without `tables` the engine has its own. With `partner`, a second engine of inner's kind
+   * (the CUDA engine: its own stream, staging and device buffers), the slabs are analyzed one after the other,
+   * alternating between the two engines, so that the last two stay held, one by each; the label image is then
+   * written by both at once, each engine on a host thread of its own, its held slab first: with two slabs, none
+   * is analyzed twice, and one slab's labels are written while the other's come down. */
+  SlabEngine(Engine & inner, unsigned numberOfThreads, SlabTables * tables = nullptr, Engine * partner = nullptr);
 
   /** Analyzes `request` in slabs of `planesPerSlab` planes (the last one may be thinner). */
   std::uint64_t
@@ -192,15 +199,43 @@ private:
   /** Slab s of the analyzed request, as a request of its own (no post-processing: that is the merged one's). */
   Request
   SlabRequest(std::size_t s) const;
+  /** The engines the last analysis alternated between: 2 with a partner and several slabs, else 1. */
+  unsigned
+  NumberOfEngines() const
+  {
+    return m_TwoEngines ? 2u : 1u;
+  }
+  /** The engine that analyzes slab s: 0 (the inner one) or 1 (the partner), counted from the last slab, so that
+   * the inner engine ends holding the last one and the partner the one before it. */
+  unsigned
+  EngineIndexOf(std::size_t s) const
+  {
+    return static_cast<unsigned>((m_Faces.plan.NumberOfSlabs() - 1 - s) % NumberOfEngines());
+  }
+  Engine &
+  EngineOf(std::size_t s)
+  {
+    return EngineIndexOf(s) == 0 ? m_Inner : *m_Partner;
+  }
+  /** Calls work(e) for each engine e, on a host thread of its own where there are two. */
+  template <typename TWork>
+  void
+  ForEachEngine(const TWork & work);
+  /** Slab s analyzed by its engine, the labels of its face planes kept; returns its component count. */
+  std::uint64_t
+  AnalyzeSlab(std::size_t s);
+  /** Slab s's `count` sums as the next global component ids, moved to the image's indices. */
+  void
+  PlacePieces(std::size_t s, const ComponentSums * sums, std::uint64_t count);
   /** CorrectSplitContacts() for each slab holding several pieces of one merged component. */
   void
   CorrectSplitPieces(std::vector<ComponentSums> & pieces);
-  /** Has the inner engine hold slab s's analysis, analyzing it again where it holds another. */
+  /** Has slab s's engine hold its analysis, analyzing it again where it holds another. */
   void
   HoldSlab(std::size_t s);
-  /** The slabs in the order that analyzes least: the held one first. */
+  /** The slabs in the order that analyzes least: the held ones first. With `engine`, that engine's slabs only. */
   std::vector<std::size_t>
-  SlabOrder() const;
+  SlabOrder(unsigned engine = UINT_MAX) const;
   /** For slab s's components, their merged one's index, or with `newIndex` (the post-processing) that index's. */
   void
   SlabTable(std::size_t s, const std::uint64_t * newIndex, std::vector<std::uint64_t> & table) const;
@@ -208,13 +243,15 @@ private:
   Threads(unsigned numberOfThreads) const;
 
   Engine &                   m_Inner;
+  Engine *                   m_Partner;
+  bool                       m_TwoEngines = false; ///< the last analysis alternated between inner and partner
   unsigned                   m_NumberOfThreads;
   Request                    m_Request;
   IntensitySums              m_NoIntensity;
   SlabFaces                  m_Faces;
   SlabTables                 m_OwnTables;
   SlabTables &               m_Tables;
-  std::size_t                m_HeldSlab = 0;
+  std::array<std::size_t, 2> m_HeldSlab{ { SIZE_MAX, SIZE_MAX } }; ///< per engine, the slab it holds
   bool                       m_Analyzed = false;
 };
 
