@@ -654,21 +654,38 @@ CudaEngine::WriteLabels(const LabelOutput & output)
     }
     WaitForCallerStream(); // the output array's memory may come from the caller's stream-ordered pool
   }
-  const std::size_t bytes = WriteLabelsOnDevice(output);
-  if (output.onDevice)
+  if (output.onDevice || output.numberOfRows != 0)
   {
-    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    // Into device memory, or the rows asked for (the slab engine's face planes: written alone, then brought down).
+    const std::size_t bytes = WriteLabelsOnDevice(output);
+    if (output.onDevice)
+    {
+      CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    }
+    else
+    {
+      m_Staging.ToHost(output.data, m_Labels.As<char>(), bytes, m_Stream);
+    }
+    return;
   }
-  else
+  // The whole image into host memory: written part by part into the engine's buffer, each part coming down as soon
+  // as it is there; returns when all are.
+  if (!m_Analyzed)
   {
-    // All rows, or those asked for (the slab engine's face planes), come down; returns when they are there.
-    const std::size_t rowBytes = std::size_t{ m_Geometry.width } * ScalarKindSize(output.kind);
-    const std::size_t offset = output.numberOfRows != 0 ? output.firstRow * rowBytes : 0;
-    m_Staging.ToHost(output.data,
-                     m_Labels.As<char>() + offset,
-                     output.numberOfRows != 0 ? output.numberOfRows * rowBytes : bytes,
-                     m_Stream);
+    throw Error("WriteLabels() called before a successful Analyze()");
   }
+  const LabelTables        tables = UploadLabelTables(output);
+  PinnedStaging::RowWriter writer;
+  writer.rowBytes = std::size_t{ m_Geometry.width } * ScalarKindSize(output.kind);
+  writer.numberOfRows = m_Geometry.numRows;
+  m_Labels.Reserve(writer.rowBytes * writer.numberOfRows, "the label image");
+  writer.write = [&](std::uint64_t firstRow, std::uint64_t numberOfRows) {
+    LabelOutput rows = output;
+    rows.firstRow = firstRow;
+    rows.numberOfRows = numberOfRows;
+    LaunchLabelWrite(rows, tables, m_Labels.As<char>() + firstRow * writer.rowBytes);
+  };
+  m_Staging.ToHostAsWritten(output.data, m_Labels.As<void>(), writer, m_Stream);
 }
 
 std::uint64_t
@@ -716,16 +733,11 @@ CudaEngine::DeviceNewIndexTable(const std::uint64_t * host)
   return m_NewIndex.As<unsigned long long>();
 }
 
-std::size_t
-CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
+CudaEngine::LabelTables
+CudaEngine::UploadLabelTables(const LabelOutput & output)
 {
-  if (!m_Analyzed)
-  {
-    throw Error("WriteLabels() called before a successful Analyze()");
-  }
-  const DeviceScope scope(m_DeviceId);
+  LabelTables tables;
   // The cleaned segmentation (multi-label input): each (new) index's class value, written instead of its label.
-  const long long * classOfIndex = nullptr;
   if (output.classValue)
   {
     const std::uint64_t n = std::max<std::uint64_t>(output.numberOfClassValues, 1);
@@ -736,20 +748,38 @@ CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
                                    output.numberOfClassValues * sizeof(long long),
                                    cudaMemcpyHostToDevice,
                                    m_Stream));
-    classOfIndex = m_ClassOfIndex.As<long long>();
+    tables.classOfIndex = m_ClassOfIndex.As<long long>();
   }
+  tables.newIndex = DeviceNewIndexTable(output.newIndex);
+  return tables;
+}
+
+std::size_t
+CudaEngine::LaunchLabelWrite(const LabelOutput & output, const LabelTables & tables, void * target)
+{
   return WriteLabelImage(output,
                          m_Bits.As<std::uint32_t>(),
                          m_FirstRun.As<std::uint32_t>(),
                          m_Parent.As<std::uint32_t>(),
-                         DeviceNewIndexTable(output.newIndex),
-                         output.onDevice ? output.data : nullptr,
+                         tables.newIndex,
+                         target,
                          m_Labels,
                          m_Geometry,
                          m_Stream,
                          m_Properties.multiProcessorCount,
                          m_MultiLabel ? m_Breaks.As<std::uint32_t>() : nullptr,
-                         classOfIndex);
+                         tables.classOfIndex);
+}
+
+std::size_t
+CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
+{
+  if (!m_Analyzed)
+  {
+    throw Error("WriteLabels() called before a successful Analyze()");
+  }
+  const DeviceScope scope(m_DeviceId);
+  return LaunchLabelWrite(output, UploadLabelTables(output), output.onDevice ? output.data : nullptr);
 }
 
 void

@@ -98,6 +98,18 @@ public:
   }
 
 private:
+  /** The device tables the label writer reads: the post-processing's new indices and the class values. */
+  struct LabelTables
+  {
+    const unsigned long long * newIndex = nullptr;
+    const long long *          classOfIndex = nullptr;
+  };
+  LabelTables
+  UploadLabelTables(const LabelOutput & output);
+  /** WriteLabelImage() of this analysis into `target` (nullptr: the engine's buffer). */
+  std::size_t
+  LaunchLabelWrite(const LabelOutput & output, const LabelTables & tables, void * target);
+
   // The stages of Update(), in order.
   void
   SetGeometry(const Request & request);

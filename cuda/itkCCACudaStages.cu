@@ -215,7 +215,16 @@ WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const st
                 DeviceBuffer & labels, const DeviceGeometry & g, cudaStream_t stream, int multiprocessors,
                 const std::uint32_t * breaks, const long long * classOfIndex)
 {
-  const std::uint64_t numPixels = static_cast<std::uint64_t>(g.width) * g.numRows;
+  // Rows asked for (the slab engine's face planes, into host memory): those rows alone, from the start of
+  // `labels`, their words and run offsets found from the first of them on (whole rows: the same starts and runs).
+  const std::uint64_t wordOffset = output.numberOfRows != 0 ? std::uint64_t{ output.firstRow } * g.wordsPerRow : 0;
+  DeviceGeometry      rows = g;
+  if (output.numberOfRows != 0)
+  {
+    rows.numRows = static_cast<std::uint32_t>(output.numberOfRows);
+    rows.numWords = static_cast<std::uint32_t>(output.numberOfRows * g.wordsPerRow);
+  }
+  const std::uint64_t numPixels = static_cast<std::uint64_t>(rows.width) * rows.numRows;
   DispatchScalarKind(output.kind, [&](auto tag) {
     using T = decltype(tag);
     T background;
@@ -227,8 +236,17 @@ WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const st
       out = labels.As<T>();
     }
     // Without runs the run arrays may be unallocated; the kernel never reads them then.
-    WriteLabelsKernel<T><<<GridFor(std::uint64_t{ g.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(
-      bits, firstRun, runLabel, newIndex, out, background, output.skipValue, g, breaks, classOfIndex);
+    WriteLabelsKernel<T><<<GridFor(std::uint64_t{ rows.numWords } * 32u, multiprocessors), BlockSize, 0, stream>>>(
+      bits + wordOffset,
+      firstRun + wordOffset,
+      runLabel,
+      newIndex,
+      out,
+      background,
+      output.skipValue,
+      rows,
+      breaks != nullptr ? breaks + wordOffset : nullptr,
+      classOfIndex);
     CCA_CUDA_CHECK_LAUNCH("WriteLabelsKernel");
   });
   return numPixels * ScalarKindSize(output.kind);

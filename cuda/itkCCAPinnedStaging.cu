@@ -43,6 +43,10 @@ PinnedStaging::~PinnedStaging()
         cudaEventDestroy(lane.chunkDone[i]);
       }
     }
+    if (lane.written)
+    {
+      cudaEventDestroy(lane.written);
+    }
     if (lane.finished)
     {
       cudaEventDestroy(lane.finished);
@@ -93,6 +97,9 @@ PinnedStaging::Initialize()
     cudaEvent_t finished = nullptr;
     CCA_CUDA_CHECK(cudaEventCreateWithFlags(&finished, cudaEventDisableTiming));
     lane.finished = finished;
+    cudaEvent_t written = nullptr;
+    CCA_CUDA_CHECK(cudaEventCreateWithFlags(&written, cudaEventDisableTiming));
+    lane.written = written;
     for (int i = 0; i < 2; ++i)
     {
       void * host = nullptr;
@@ -126,20 +133,36 @@ PinnedStaging::IsPageLocked(const void * host, std::size_t bytes)
 
 template <typename TCopy>
 void
-PinnedStaging::ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy)
+PinnedStaging::ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy, const RowWriter * writer)
 {
   if (bytes == 0)
   {
     return;
   }
-  const std::size_t lanes = std::min<std::size_t>(m_Lanes.size(), (bytes + ChunkBytes - 1) / ChunkBytes);
-  const std::size_t slice = (bytes + lanes - 1) / lanes;
-  CCA_CUDA_CHECK(cudaEventRecord(m_Ready, stream));
+  std::size_t lanes = std::min<std::size_t>(m_Lanes.size(), (bytes + ChunkBytes - 1) / ChunkBytes);
+  std::size_t slice = (bytes + lanes - 1) / lanes;
+  if (writer)
+  {
+    // Whole rows per lane, each lane's written in turn (on `stream`, in lane order) and marked.
+    const std::uint64_t rows = (slice + writer->rowBytes - 1) / writer->rowBytes; // no more lanes than before
+    slice = rows * writer->rowBytes;
+    lanes = (bytes + slice - 1) / slice;
+    for (std::size_t l = 0; l < lanes; ++l)
+    {
+      const std::uint64_t first = l * rows;
+      writer->write(first, std::min<std::uint64_t>(rows, writer->numberOfRows - first));
+      CCA_CUDA_CHECK(cudaEventRecord(m_Lanes[l].written, stream));
+    }
+  }
+  else
+  {
+    CCA_CUDA_CHECK(cudaEventRecord(m_Ready, stream));
+  }
   ParallelFor(static_cast<unsigned>(lanes), lanes, [&](std::uint64_t l) {
     Lane &            lane = m_Lanes[l];
     const std::size_t begin = l * slice;
     const std::size_t end = std::min(bytes, begin + slice);
-    CCA_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, m_Ready, 0));
+    CCA_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, writer ? lane.written : m_Ready, 0));
     if (begin < end)
     {
       copy(lane, begin, end);
@@ -258,29 +281,7 @@ PinnedStaging::ToHostPieces(const std::vector<HostPiece> & pieces, const void * 
     // One pass of the lanes over all the pieces: a table's columns come down as one transfer, each lane's chunks
     // pipelined across the columns' borders, with one wait for the lanes in all.
     ForEachLane(total, stream, [&](Lane & lane, std::size_t begin, std::size_t end) {
-      const std::size_t chunks = (end - begin + ChunkBytes - 1) / ChunkBytes;
-      auto              enqueue = [&](std::size_t i) {
-        const int         slot = static_cast<int>(i % 2);
-        const std::size_t offset = begin + i * ChunkBytes;
-        CCA_CUDA_CHECK(cudaMemcpyAsync(lane.host[slot],
-                                       static_cast<const char *>(device) + offset,
-                                       std::min(ChunkBytes, end - offset),
-                                       cudaMemcpyDeviceToHost,
-                                       lane.stream));
-        CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], lane.stream));
-      };
-      enqueue(0);
-      for (std::size_t i = 0; i < chunks; ++i)
-      {
-        if (i + 1 < chunks)
-        {
-          enqueue(i + 1);
-        }
-        const int         slot = static_cast<int>(i % 2);
-        const std::size_t offset = begin + i * ChunkBytes;
-        CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot]));
-        CopyIntoPieces(pieces, ends, offset, static_cast<const char *>(lane.host[slot]), std::min(ChunkBytes, end - offset));
-      }
+      DownloadThroughLane(lane, pieces, ends, device, begin, end);
     });
     return;
   }
@@ -306,6 +307,89 @@ PinnedStaging::ToHostPieces(const std::vector<HostPiece> & pieces, const void * 
     const std::size_t offset = i * part;
     CopyIntoPieces(pieces, ends, offset, staged + offset, std::min(part, total - offset));
   }
+}
+
+void
+PinnedStaging::DownloadThroughLane(Lane & lane, const std::vector<HostPiece> & pieces,
+                                   const std::vector<std::size_t> & ends, const void * device, std::size_t begin,
+                                   std::size_t end)
+{
+  const std::size_t chunks = (end - begin + ChunkBytes - 1) / ChunkBytes;
+  auto              enqueue = [&](std::size_t i) {
+    const int         slot = static_cast<int>(i % 2);
+    const std::size_t offset = begin + i * ChunkBytes;
+    CCA_CUDA_CHECK(cudaMemcpyAsync(lane.host[slot],
+                                   static_cast<const char *>(device) + offset,
+                                   std::min(ChunkBytes, end - offset),
+                                   cudaMemcpyDeviceToHost,
+                                   lane.stream));
+    CCA_CUDA_CHECK(cudaEventRecord(lane.chunkDone[slot], lane.stream));
+  };
+  enqueue(0);
+  for (std::size_t i = 0; i < chunks; ++i)
+  {
+    if (i + 1 < chunks)
+    {
+      enqueue(i + 1);
+    }
+    const int         slot = static_cast<int>(i % 2);
+    const std::size_t offset = begin + i * ChunkBytes;
+    CCA_CUDA_CHECK(cudaEventSynchronize(lane.chunkDone[slot]));
+    CopyIntoPieces(
+      pieces, ends, offset, static_cast<const char *>(lane.host[slot]), std::min(ChunkBytes, end - offset));
+  }
+}
+
+void
+PinnedStaging::ToHostAsWritten(void * host, const void * device, const RowWriter & writer, cudaStream_t stream)
+{
+  const std::size_t bytes = writer.rowBytes * writer.numberOfRows;
+  if (bytes == 0)
+  {
+    return;
+  }
+  if (IsSmall(bytes) || writer.numberOfRows == 1)
+  {
+    writer.write(0, writer.numberOfRows);
+    ToHost(host, device, bytes, stream);
+    return;
+  }
+  const std::vector<HostPiece>   pieces{ { host, bytes } };
+  const std::vector<std::size_t> ends{ bytes };
+  if (!IsPageLocked(host, bytes))
+  {
+    ForEachLane(
+      bytes,
+      stream,
+      [&](Lane & lane, std::size_t begin, std::size_t end) {
+        DownloadThroughLane(lane, pieces, ends, device, begin, end);
+      },
+      &writer);
+    return;
+  }
+  // Page-locked: one DMA per part, each on its lane's stream once the part's rows are written.
+  const std::size_t   parts = std::min<std::size_t>(m_Lanes.size(), (bytes + ChunkBytes - 1) / ChunkBytes);
+  const std::uint64_t rows = (writer.numberOfRows + parts - 1) / parts;
+  for (std::size_t p = 0; p * rows < writer.numberOfRows; ++p)
+  {
+    Lane &              lane = m_Lanes[p];
+    const std::uint64_t first = p * rows;
+    const std::uint64_t n = std::min<std::uint64_t>(rows, writer.numberOfRows - first);
+    writer.write(first, n);
+    CCA_CUDA_CHECK(cudaEventRecord(lane.written, stream));
+    CCA_CUDA_CHECK(cudaStreamWaitEvent(lane.stream, lane.written, 0));
+    CCA_CUDA_CHECK(cudaMemcpyAsync(static_cast<char *>(host) + first * writer.rowBytes,
+                                   static_cast<const char *>(device) + first * writer.rowBytes,
+                                   n * writer.rowBytes,
+                                   cudaMemcpyDeviceToHost,
+                                   lane.stream));
+    CCA_CUDA_CHECK(cudaEventRecord(lane.finished, lane.stream));
+  }
+  for (std::size_t p = 0; p * rows < writer.numberOfRows; ++p)
+  {
+    CCA_CUDA_CHECK(cudaStreamWaitEvent(stream, m_Lanes[p].finished, 0));
+  }
+  CCA_CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 } // namespace cuda

@@ -22,6 +22,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace itk
@@ -80,6 +82,19 @@ public:
   void
   ToHostPieces(const std::vector<HostPiece> & pieces, const void * device, cudaStream_t stream);
 
+  /** Rows that the device writes just before they come down: write(firstRow, numberOfRows) enqueues on the stream
+   * the writing of those rows, `rowBytes` each, from device + firstRow * rowBytes on. */
+  struct RowWriter
+  {
+    std::size_t                                       rowBytes = 0;
+    std::uint64_t                                     numberOfRows = 0;
+    std::function<void(std::uint64_t, std::uint64_t)> write;
+  };
+  /** ToHost() of the rows `writer` writes, in parts of whole rows, one per lane: each part is written in turn and
+   * comes down as soon as it is there, so that the writing of the rows overlaps their transfer. */
+  void
+  ToHostAsWritten(void * host, const void * device, const RowWriter & writer, cudaStream_t stream);
+
 private:
   struct Lane
   {
@@ -87,6 +102,7 @@ private:
     void *       host[2] = { nullptr, nullptr };
     cudaEvent_t  chunkDone[2] = { nullptr, nullptr };
     cudaEvent_t  finished = nullptr;
+    cudaEvent_t  written = nullptr; ///< ToHostAsWritten(): the lane's rows are written
   };
 
   /** Whether [host, host + bytes) is page-locked host memory, as CUDA says of its first and last bytes (PyTorch's
@@ -106,10 +122,17 @@ private:
   }
 
   /** Slices [0, bytes) over the lanes (at least a chunk each), runs copy(lane, begin, end) for each on
-   * its own thread after the work already in `stream`, then makes `stream` wait for every lane. */
+   * its own thread after the work already in `stream`, then makes `stream` wait for every lane. With `writer`,
+   * the slices are of whole rows, and each lane's rows are written first, the lane waiting for its own. */
   template <typename TCopy>
   void
-  ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy);
+  ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy, const RowWriter * writer = nullptr);
+
+  /** One lane's share of a download through its two pinned buffers, [begin, end) of `device`, into the pieces
+   * laid end to end (ends[i]: where piece i ends): the DMA of one chunk overlaps the memcpy of the other. */
+  static void
+  DownloadThroughLane(Lane & lane, const std::vector<HostPiece> & pieces, const std::vector<std::size_t> & ends,
+                      const void * device, std::size_t begin, std::size_t end);
 
   /** The parts of a small copy: at least 128 kB (below, a part's fixed cost exceeds what overlapping saves),
    * at most MaxParts of them. */
