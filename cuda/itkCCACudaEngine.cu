@@ -151,8 +151,7 @@ CudaEngine::Update(const Request & request, bool onDevice, bool featuresToHost)
   m_Analyzed = false;
   m_LabelsOnHost = false;
   m_SumsOnHost = false;
-  m_FeaturesOnHost = false;
-  m_Features.clear();
+  m_FeaturesOnHost = false; // m_Features keeps its rows: resized, not filled anew, by the next download
   m_UploadedNewIndex = nullptr;
   ValidateRequest(request, GetMaximumPixels() + 1, "32-bit");
   FeatureVariant & variant = *m_Variant;
@@ -498,6 +497,8 @@ CudaEngine::DownloadFeatures()
     m_Staging.ToHost(m_HostClasses.data(), m_ComponentClass.As<void>(), k * sizeof(long long), m_Stream);
   }
   const long long * classes = m_MultiLabel ? m_HostClasses.data() : nullptr;
+  // Resized from the last analysis's rows: only rows past those are constructed (value-initialized on this one
+  // thread, where the loop below writes every field of each on all of them).
   m_Features.resize(k);
   const unsigned long long * sums = m_HostSums.data();
   const std::uint32_t *      boxes = m_HostBoxes.data();
@@ -539,7 +540,12 @@ CudaEngine::GetFeatures() const
 {
   // Filling a cache (the rows of the analysis already made), once, whichever thread asks first.
   std::lock_guard<std::mutex> lock(m_FeaturesMutex);
-  if (m_Analyzed && !m_FeaturesOnHost)
+  if (!m_Analyzed)
+  {
+    static const std::vector<ComponentSums> none; // m_Features may hold an earlier analysis's rows
+    return none;
+  }
+  if (!m_FeaturesOnHost)
   {
     const_cast<CudaEngine *>(this)->DownloadFeatures();
   }
