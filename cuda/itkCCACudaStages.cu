@@ -232,7 +232,10 @@ WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const st
     T * out = static_cast<T *>(target);
     if (out == nullptr)
     {
-      labels.Reserve(numPixels * sizeof(T), "the label image");
+      // Sized for the whole image even where rows are asked for: the slab engine asks for its face planes during
+      // the analysis, where running out of memory can still be met with a partner engine let go or thinner slabs,
+      // and the label image that follows needs the whole.
+      labels.Reserve(static_cast<std::uint64_t>(g.width) * g.numRows * sizeof(T), "the label image");
       out = labels.As<T>();
     }
     // Without runs the run arrays may be unallocated; the kernel never reads them then.

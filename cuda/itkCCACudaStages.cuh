@@ -123,7 +123,7 @@ WriteBasicColumnsOnDevice(const BasicGeometry & geometry, const BasicColumns & c
 /** The label image in `output.kind`, into `target` (device memory, such as a CuPy array) or, where that is
  * nullptr, into `labels` (device); returns its size in bytes. `newIndex` (device, UploadNewIndexTable())
  * renumbers the components for the post-processing, or is nullptr. Where `output` asks for rows
- * (LabelOutput::numberOfRows), only those, at the start of `labels`. */
+ * (LabelOutput::numberOfRows), only those, at the start of `labels` (sized for the whole image all the same). */
 std::size_t
 WriteLabelImage(const LabelOutput & output, const std::uint32_t * bits, const std::uint32_t * firstRun,
                 const std::uint32_t * runLabel, const unsigned long long * newIndex, void * target,
