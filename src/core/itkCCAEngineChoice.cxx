@@ -136,20 +136,32 @@ private:
   std::mutex                                                m_Mutex;
   std::vector<std::pair<Key, std::unique_ptr<Engine>>> m_Engines;
 };
+
+/** The cache key of the engine `choice` holds, or of its partner. */
+EngineCache::Key
+HeldKey(const EngineChoice & choice, bool partner)
+{
+  return { choice.engineBackend, choice.engineDeviceId, choice.engineThreads, choice.engineWorkUnits, partner };
+}
+
+/** Gives the engine `choice` holds and its partner back to the cache, for the next choice of the same key. */
+void
+GiveBack(EngineChoice & choice)
+{
+  if (choice.engine)
+  {
+    EngineCache::Instance().Give(HeldKey(choice, false), std::move(choice.engine));
+  }
+  if (choice.partner)
+  {
+    EngineCache::Instance().Give(HeldKey(choice, true), std::move(choice.partner));
+  }
+}
 } // namespace
 
 EngineChoice::~EngineChoice()
 {
-  if (engine)
-  {
-    EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, false },
-                                 std::move(engine));
-  }
-  if (partner)
-  {
-    EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, true },
-                                 std::move(partner));
-  }
+  GiveBack(*this);
 }
 
 Engine &
@@ -161,16 +173,7 @@ EngineChoice::Acquire(Backend backend, int deviceId, unsigned numberOfThreads, u
                               : engineThreads == numberOfThreads && engineWorkUnits == numberOfWorkUnits);
   if (!same)
   {
-    if (engine)
-    {
-      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, false },
-                                   std::move(engine));
-    }
-    if (partner)
-    {
-      EngineCache::Instance().Give({ engineBackend, engineDeviceId, engineThreads, engineWorkUnits, true },
-                                   std::move(partner));
-    }
+    GiveBack(*this);
     const bool             cuda = backend == Backend::CUDA;
     const EngineCache::Key key{
       backend, cuda ? deviceId : -1, cuda ? 0u : numberOfThreads, cuda ? 0u : numberOfWorkUnits, false
@@ -197,7 +200,7 @@ EngineChoice::AcquirePartner()
   }
   if (!partner)
   {
-    partner = EngineCache::Instance().Take({ Backend::CUDA, engineDeviceId, 0u, 0u, true });
+    partner = EngineCache::Instance().Take(HeldKey(*this, true));
     if (!partner)
     {
       partner = CreateCudaEngine(engineDeviceId);
