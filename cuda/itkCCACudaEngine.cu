@@ -107,6 +107,7 @@ CudaEngine::CudaEngine(int deviceId, std::unique_ptr<FeatureVariant> variant)
     CCA_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, scalars, 0));
     m_MappedScalars = static_cast<std::uint32_t *>(mapped);
     CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_CallerReady, cudaEventDisableTiming));
+    CCA_CUDA_CHECK(cudaEventCreateWithFlags(&m_OutputsReady, cudaEventDisableTiming));
   }
   catch (...)
   {
@@ -632,7 +633,7 @@ CudaEngine::WriteBasicColumns(const BasicGeometry & geometry, const BasicColumns
   m_Staging.ToHostPieces(toHost, m_Columns.As<void>(), m_Stream);
   if (columns.onDevice)
   {
-    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream)); // ToHost() has, for host columns
+    OrderCallerStreamAfterOutputs(); // ToHost() has synchronized, for host columns
   }
 }
 
@@ -647,7 +648,11 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   {
     throw Error("WriteLabels() asked for rows past the image");
   }
-  if (m_Analyzed && WriteLabelsFromHost(output))
+  if (!m_Analyzed)
+  {
+    throw Error("WriteLabels() called before a successful Analyze()");
+  }
+  if (WriteLabelsFromHost(output))
   {
     return;
   }
@@ -666,7 +671,7 @@ CudaEngine::WriteLabels(const LabelOutput & output)
     const std::size_t bytes = WriteLabelsOnDevice(output);
     if (output.onDevice)
     {
-      CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+      OrderCallerStreamAfterOutputs();
     }
     else
     {
@@ -676,10 +681,6 @@ CudaEngine::WriteLabels(const LabelOutput & output)
   }
   // The whole image into host memory: written part by part into the engine's buffer, each part coming down as soon
   // as it is there; returns when all are.
-  if (!m_Analyzed)
-  {
-    throw Error("WriteLabels() called before a successful Analyze()");
-  }
   const LabelTables        tables = UploadLabelTables(output);
   PinnedStaging::RowWriter writer;
   writer.rowBytes = std::size_t{ m_Geometry.width } * ScalarKindSize(output.kind);
@@ -780,7 +781,7 @@ CudaEngine::LaunchLabelWrite(const LabelOutput & output, const LabelTables & tab
 std::size_t
 CudaEngine::WriteLabelsOnDevice(const LabelOutput & output)
 {
-  if (!m_Analyzed)
+  if (!m_Analyzed) // a public entry of its own (the research benchmark's)
   {
     throw Error("WriteLabels() called before a successful Analyze()");
   }
@@ -908,6 +909,21 @@ CudaEngine::WaitForCallerStream()
 }
 
 void
+CudaEngine::OrderCallerStreamAfterOutputs()
+{
+  // Ordered on the caller's stream, as a CUDA library's calls are: the host goes on without waiting for the launches
+  // (a small device array's call otherwise waits for each of its outputs in turn). The host tables these outputs
+  // were made from were copied from pageable memory, complete on return: none has to outlive the call.
+  if (m_CallerStream == nullptr)
+  {
+    CCA_CUDA_CHECK(cudaStreamSynchronize(m_Stream));
+    return;
+  }
+  CCA_CUDA_CHECK(cudaEventRecord(m_OutputsReady, m_Stream));
+  CCA_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(m_CallerStream), m_OutputsReady, 0));
+}
+
+void
 CudaEngine::ReleaseHandles()
 {
   ReleaseGraph();
@@ -916,10 +932,13 @@ CudaEngine::ReleaseHandles()
     cudaFreeHost(m_OutputsOnHost);
     m_OutputsOnHost = nullptr;
   }
-  if (m_CallerReady)
+  for (cudaEvent_t * event : { &m_CallerReady, &m_OutputsReady })
   {
-    cudaEventDestroy(m_CallerReady);
-    m_CallerReady = nullptr;
+    if (*event)
+    {
+      cudaEventDestroy(*event);
+      *event = nullptr;
+    }
   }
   if (m_HostScalars)
   {

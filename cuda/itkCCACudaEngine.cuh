@@ -170,6 +170,10 @@ private:
   /** Orders the engine's stream after the work queued so far on the last device request's stream. */
   void
   WaitForCallerStream();
+  /** Device outputs just queued: the work queued next on the last device request's stream waits for them, the host
+   * does not (without a stream, returns when they are written). */
+  void
+  OrderCallerStreamAfterOutputs();
   /** The post-processing's table on the device (nullptr without one): `host` (one entry per component of
    * the last Analyze()) is uploaded once per analysis. */
   const unsigned long long *
@@ -182,6 +186,7 @@ private:
   std::uint32_t *                                m_HostScalars = nullptr;   ///< pinned and mapped
   std::uint32_t *                                m_MappedScalars = nullptr; ///< the same, as the device sees it
   cudaEvent_t                                    m_CallerReady = nullptr;   ///< Request::stream's work done
+  cudaEvent_t                                    m_OutputsReady = nullptr;  ///< device outputs written
   void *                                         m_CallerStream = nullptr;  ///< the last device request's stream
   mutable std::mutex                             m_FeaturesMutex;
   std::unique_ptr<FeatureVariant>                m_Variant;

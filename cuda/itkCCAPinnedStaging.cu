@@ -131,6 +131,14 @@ PinnedStaging::IsPageLocked(const void * host, std::size_t bytes)
   return true;
 }
 
+std::uint64_t
+PinnedStaging::RowsPerPart(const RowWriter & writer) const
+{
+  const std::size_t bytes = writer.rowBytes * writer.numberOfRows;
+  const std::size_t parts = std::min<std::size_t>(m_Lanes.size(), (bytes + ChunkBytes - 1) / ChunkBytes);
+  return (writer.numberOfRows + parts - 1) / parts;
+}
+
 template <typename TCopy>
 void
 PinnedStaging::ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy & copy, const RowWriter * writer)
@@ -144,7 +152,7 @@ PinnedStaging::ForEachLane(std::size_t bytes, cudaStream_t stream, const TCopy &
   if (writer)
   {
     // Whole rows per lane, each lane's written in turn (on `stream`, in lane order) and marked.
-    const std::uint64_t rows = (slice + writer->rowBytes - 1) / writer->rowBytes; // no more lanes than before
+    const std::uint64_t rows = RowsPerPart(*writer);
     slice = rows * writer->rowBytes;
     lanes = (bytes + slice - 1) / slice;
     for (std::size_t l = 0; l < lanes; ++l)
@@ -368,8 +376,7 @@ PinnedStaging::ToHostAsWritten(void * host, const void * device, const RowWriter
     return;
   }
   // Page-locked: one DMA per part, each on its lane's stream once the part's rows are written.
-  const std::size_t   parts = std::min<std::size_t>(m_Lanes.size(), (bytes + ChunkBytes - 1) / ChunkBytes);
-  const std::uint64_t rows = (writer.numberOfRows + parts - 1) / parts;
+  const std::uint64_t rows = RowsPerPart(writer);
   for (std::size_t p = 0; p * rows < writer.numberOfRows; ++p)
   {
     Lane &              lane = m_Lanes[p];

@@ -121,6 +121,11 @@ private:
     return bytes <= ChunkBytes && !m_Lanes.empty();
   }
 
+  /** The rows of each part when `writer`'s rows are cut into parts of whole rows, one per lane: as many parts as
+   * lanes, or as staging chunks the bytes fill where fewer, the rows spread evenly (the last part may be short). */
+  std::uint64_t
+  RowsPerPart(const RowWriter & writer) const;
+
   /** Slices [0, bytes) over the lanes (at least a chunk each), runs copy(lane, begin, end) for each on
    * its own thread after the work already in `stream`, then makes `stream` wait for every lane. With `writer`,
    * the slices are of whole rows, and each lane's rows are written first, the lane waiting for its own. */

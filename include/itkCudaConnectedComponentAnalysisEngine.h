@@ -109,7 +109,9 @@ public:
   /** Writes the label image of the last Analyze() into `data` (raster order, the input's size): the k-th
    * (kept) component (0-based) gets the value k, plus one from `skipValue` on; background pixels (and
    * removed components) the value whose bytes are `backgroundBits`. With `dataOnDevice`, `data` is GPU memory
-   * of the device that analyzed (an image analyzed with Request::inputOnDevice), written there. A batch
+   * of the device that analyzed (an image analyzed with Request::inputOnDevice), written there in order on the
+   * request's stream: work queued on Request::stream after this call sees the labels (without a stream, they are
+   * written when the call returns), as CUDA libraries order their calls. A batch
    * (Request::batchExtent: a stack of images, each labeled on its own) is numbered over the whole stack in
    * raster order (image by image), or with `restartPerImage` from the first value again in each image; its
    * table comes from WriteBasicColumns() with BasicColumns::batchStride = batchExtent (the `image` column, and
@@ -120,7 +122,8 @@ public:
 
   /** The basic columns of the last Analyze()'s (kept) components, in label order, straight from the engine's
    * per-sum arrays: pixels, physical size, bounding box, centroid (itkCCATypes.h). Host pointers, or with
-   * columns.onDevice GPU memory of the device that analyzed (the CUDA engine). */
+   * columns.onDevice GPU memory of the device that analyzed (the CUDA engine), written in order on the request's
+   * stream as WriteLabels() writes. */
   void
   WriteBasicColumns(const Geometry & geometry, const cca::BasicColumns & columns);
 

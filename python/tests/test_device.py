@@ -137,20 +137,30 @@ def test_mask_post_processing_and_errors_on_device():
 
 
 def test_caller_stream_is_respected():
-    """The image is written by a kernel on a user stream and labelled at once, without a synchronization."""
+    """The image is written by a kernel on a user stream and labelled at once, without a synchronization; the labels
+    and the table are written in order on that stream, so that the work queued there next reads them (the host does
+    not wait for them)."""
     cupy = pytest.importorskip("cupy")
-    image = random_image((1024, 1024), 0.5, 1, seed=9)
-    expected = cudacca.label(image, backend="cpu")
-    source = cupy.asarray(image)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    for _ in range(5):
-        with stream:
-            target = cupy.zeros_like(source)
-            for _ in range(20):  # queue work before the copy that makes the image
-                target = target * 1
-            target[...] = source
-            got = cudacca.label(target)
-        np.testing.assert_array_equal(cupy.asnumpy(got), expected)
+    for shape in ((1024, 1024), (64, 64)):  # the general path and the small-image one
+        image = random_image(shape, 0.5, 1, seed=9)
+        expected, expected_table = cudacca.label(image, backend="cpu", return_table=True)
+        source = cupy.asarray(image)
+        stream = cupy.cuda.Stream(non_blocking=True)
+        for _ in range(5):
+            with stream:
+                target = cupy.zeros_like(source)
+                for _ in range(20):  # queue work before the copy that makes the image
+                    target = target * 1
+                target[...] = source
+                got, table = cudacca.label(target, return_table=True)
+                # queued on the caller's stream right behind the call, as any CuPy operation of the caller's
+                label_sum = got.sum(dtype=cupy.uint64)
+                area_sum = table["area"].sum()
+                host = cupy.asnumpy(got)  # on the current stream, the caller's
+            stream.synchronize()
+            np.testing.assert_array_equal(host, expected)
+            assert int(label_sum) == int(expected.sum(dtype=np.uint64))
+            assert float(area_sum) == float(expected_table["area"].sum())
 
 
 def test_output_arrays_on_the_device_and_page_locked():

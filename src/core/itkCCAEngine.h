@@ -76,7 +76,9 @@ struct LabelOutput
    * of the label: the component's class. Host memory. */
   const std::int64_t * classValue = nullptr;
   std::uint64_t        numberOfClassValues = 0; ///< entries of `classValue` (the kept components)
-  /** CUDA engine only: `data` is a device pointer on the engine's device. */
+  /** CUDA engine only: `data` is a device pointer on the engine's device, written in order on the analyzed
+   * request's stream (Request::stream): work queued there next sees the labels; without a stream, they are written
+   * when WriteLabels() returns. */
   bool onDevice = false;
   /** Only the rows [firstRow, firstRow + numberOfRows) (a row: y + z * sizeY), written from `data` on; 0 rows:
    * the whole image. Host outputs only: the slab engine's face planes. */

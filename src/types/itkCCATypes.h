@@ -433,7 +433,8 @@ struct Geometry
 
 /** Where the basic columns go: one value per component, at its (new) index; nullptr: not wanted. Per
  * dimension d (ITK's order, x first): the bounding box's first index and its end (last index + 1), and the
- * centroid's coordinate. `onDevice`: the pointers are GPU memory of the device that analyzed. */
+ * centroid's coordinate. `onDevice`: the pointers are GPU memory of the device that analyzed, written in order on
+ * the analyzed request's stream (Request::stream; without one, written when the call returns). */
 struct BasicColumns
 {
   /** The component's label in the label image, its row + 1 (written with the other columns, on the device where
