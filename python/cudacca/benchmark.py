@@ -13,6 +13,7 @@ Rows (each where its library is installed and, for the GPU rows, a GPU is usable
                        written into one `output` array reused by every call; both copies by DMA, without staging
   cudacca cupy         CuPy array in, CuPy labels + CuPy table out, nothing of the image through the host
   cc3d                 cc3d.connected_components + cc3d.statistics (CPU)
+  opencv               cv2.connectedComponentsWithStats (CPU, its own threads; 2-D images only)
   skimage              skimage.measure.label + regionprops_table (CPU)
   cupyx+cucim          cupyx.scipy.ndimage.label + cucim.skimage.measure.regionprops_table (GPU, CuPy in/out)
   itk                  itk.ConnectedComponentImageFilter + LabelImageToShapeLabelMapFilter (CPU, pip's itk)
@@ -39,7 +40,7 @@ from cudacca._arrays import itk_image_like
 from cudacca._table import _to_numpy
 
 BASIC = ("label", "area", "bbox", "centroid")
-CPU_ROWS = ("cc3d", "skimage", "itk")
+CPU_ROWS = ("cc3d", "opencv", "skimage", "itk")
 
 
 def blobs(shape, density, granularity, seed):
@@ -160,6 +161,19 @@ def rows_for(image, repeat, skip, connectivity):
         add("cc3d", theirs_cc3d)
     except ImportError:
         pass
+    if ndim == 2:
+        try:
+            import cv2
+
+            def theirs_opencv():
+                # labels (int32), and per label its box, area and centroid; label 0 is the background
+                n, labels, stats, centroids = cv2.connectedComponentsWithStats(image, connectivity=8 if full else 4,
+                                                                               ltype=cv2.CV_32S)
+                return n - 1
+
+            add("opencv", theirs_opencv)
+        except ImportError:
+            pass
     try:
         from skimage import measure
 
