@@ -519,8 +519,80 @@ def main():
     for f in (user_path, huge_pages, post_processing, latency_cpp, latency_python, python_package, python_host_device_h200, table_profile,
               paper_table, buf_table,
               transfers, large_volume, large_volume_h200, zarr, two_gpus, multiclass, intensity, common_call,
-              crossover_h200, merge_find, python_host_device_h200_merge, napari_widget):
+              crossover_h200, merge_find, python_host_device_h200_merge, napari_widget, python_peers_h200,
+              stream_ordered_outputs):
         f()
+
+
+STREAM_ORDER = ("4b00586", "f8817a5")
+
+
+def stream_ordered_outputs():
+    """Per call from Python, before and after the device outputs' ordering on the caller's stream: four rounds of
+    `--latency` per build, alternating, one H200 machine; each cell the range of the rounds' medians."""
+    names = {build: [f"h200-2026-11-29a-latency-python-{build}-{i}.json" for i in range(1, 5)] for build in STREAM_ORDER}
+    runs = {build: [load(n)["latency"] for n in names[build]] for build in STREAM_ORDER}
+    images = [k for k in runs["f8817a5"][0] if not k.startswith("batch")]
+
+    def span(build, image, row):
+        values = [r[image][row][0] for r in runs[build]]
+        return f"{ms(min(values))}–{ms(max(values))}"
+
+    def cc3d_over_auto(image):
+        values = [r[image]["cc3d + statistics"][0] / r[image]["cudacca numpy, auto"][0] for r in runs["f8817a5"]]
+        return f"{min(values):.1f}–{max(values):.1f}×"
+
+    rows = [["CuPy in/out, before (4b00586)"] + [span("4b00586", i, "cudacca cupy") for i in images],
+            ["CuPy in/out, after (f8817a5)"] + [span("f8817a5", i, "cudacca cupy") for i in images],
+            ["numpy in/out, auto, after"] + [span("f8817a5", i, "cudacca numpy, auto") for i in images],
+            ["the automatic backend ran"] + [runs["f8817a5"][0][i]["auto chose"].upper() for i in images],
+            ["cc3d + statistics, after"] + [span("f8817a5", i, "cc3d + statistics") for i in images],
+            ["cc3d / numpy auto, after"] + [cc3d_over_auto(i) for i in images]]
+    section("Device outputs ordered on the caller's stream: per call from Python (ms, median; the range of 4 rounds)",
+            names["4b00586"] + names["f8817a5"],
+            table(["per call, ms"] + [i.replace("x", "×") for i in images], rows))
+    batch = [[k for k in r if k.startswith("batch")][0] for r in runs["f8817a5"]]
+    rows = []
+    for lib in ("numpy", "cupy"):
+        ratios = [r[b][f"cudacca label, {lib}, one 8192x8192"][0] / r[b][f"cudacca label_batch, {lib}"][0]
+                  for r, b in zip(runs["f8817a5"], batch)]
+        one = [r[b][f"cudacca label, {lib}, one 8192x8192"][0] for r, b in zip(runs["f8817a5"], batch)]
+        stack = [r[b][f"cudacca label_batch, {lib}"][0] for r, b in zip(runs["f8817a5"], batch)]
+        rows.append([lib, f"{ms(min(stack))}–{ms(max(stack))}", f"{ms(min(one))}–{ms(max(one))}",
+                     f"{min(ratios):.2f}–{max(ratios):.2f}"])
+    section("Batches of 1,000 × 256² against one 8192² image, after (ms, median; the range of 4 rounds)",
+            names["f8817a5"], table(["input", "label_batch", "one 8192² image", "batch throughput / one image's"], rows))
+
+
+PEERS = "h200-2026-11-29a-python-benchmark-f8817a5.json"
+
+
+def python_peers_h200():
+    """The whole benchmark with the peers in the same run: every cudacca row against its bound, the peers' times."""
+    bench = load(PEERS)
+    rows = []
+    for im in bench["images"]:
+        r = im["rows"]
+        pcie, device = im["pcie_bound_s"], im["device_bound_s"]
+
+        def ours(k, bound):
+            s = r[k]["seconds"]
+            return f"{ms(s * 1e3)} ({100 * bound / s:.0f} %)"
+
+        def peer(k, mine):
+            if k not in r or "seconds" not in r[k]:
+                return "—"
+            return f"{num(r[k]['seconds'] * 1e3)} ({ratio(r[k]['seconds'] / r[mine]['seconds'])})"
+
+        rows.append([im["image"], f"{r['cudacca numpy']['objects']:,}", f"{pcie * 1e3:.2f}",
+                     ours("cudacca numpy", pcie), ours("cudacca numpy 1st", pcie), ours("cudacca pinned", pcie),
+                     f"{device * 1e3:.3f}", ours("cudacca cupy", device),
+                     peer("cc3d", "cudacca numpy"), peer("opencv", "cudacca numpy"),
+                     peer("cupyx+cucim", "cudacca cupy")])
+    section("The Python package and its peers in one run on an H200 (ms; cudacca: % of the bound; peers: their time "
+            "over cudacca's, numpy rows for the CPU peers, CuPy for cupyx+cuCIM)", [PEERS], table(
+        ["image", "objects", "PCIe bound", "numpy", "numpy, first call", "page-locked in and out",
+         "device-memory bound", "CuPy", "cc3d", "OpenCV", "cupyx + cuCIM"], rows))
 
 
 def large_volume_h200():
