@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine, from the repository root, with .whl carried (the cp312 cudacca wheel built
-# with nvcc, and pylibs.tar.xz: cc3d's and cuCIM's skimage part unpacked): the Python suite with the
-# CUDA engine and CuPy/PyTorch inputs, compute-sanitizer on a Python session, then (BENCH=1) the benchmark.
+# with nvcc, and pylibs.tar.xz: the comparisons' libraries unpacked, cc3d among them; optionally dasklibs.tar.xz,
+# dask and distributed with their dependencies, and cucim.tar.xz, cuCIM's skimage part, each unpacked the same
+# way): the Python suite with the CUDA engine and CuPy/PyTorch inputs, compute-sanitizer on a Python session, then
+# (BENCH=1) the benchmark.
 # Logs go to $OUT (or ./device-logs).
 set -uo pipefail
 out=${OUT:-device-logs}; mkdir -p "$out"
@@ -11,6 +13,8 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --tar
 tar xJf .whl/pylibs.tar.xz -C "$site"
 # Optional: dask and scipy for the Dask tests with CuPy chunks (python/tests/test_dask.py), when carried.
 [ -f .whl/dasklibs.tar.xz ] && tar xJf .whl/dasklibs.tar.xz -C "$site"
+# Optional: cuCIM's skimage part, for the benchmark's cupyx+cucim row.
+[ -f .whl/cucim.tar.xz ] && tar xJf .whl/cucim.tar.xz -C "$site"
 export PYTHONPATH=$site
 repo=$PWD
 python3 -c 'import cudacca, cupy, torch, cc3d; print("cudacca", cudacca.__version__, cudacca.cuda_available(), "cupy", cupy.__version__, "torch", torch.__version__)' 2>&1 | tee "$out/python-env.txt"
