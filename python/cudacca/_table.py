@@ -187,12 +187,31 @@ def _basic_rows(ndim):
     return rows, r
 
 
+@functools.lru_cache(maxsize=256)
+def _basic_layout(ndim, names):
+    """The columns of `names` in a basic table block: the block's row count, and per 1-D column in the table's order
+    (column name, row, index of its dtype in (uint64, int64, float64))."""
+    rows, row_count = _basic_rows(ndim)
+    kinds = (np.dtype(np.uint64), _INT64, _FLOAT64)
+    return row_count, tuple((column, r, kinds.index(dtype)) for name in names for r, column, dtype in rows[name])
+
+
 def basic_names(properties):
     """The columns `properties` asks for where they are default ones only (None, "basic", or a list or tuple of
-    names among them), else None (an iterator is left unread, for the general path)."""
-    if not (properties is None or isinstance(properties, (str, tuple, list))):
-        return None
-    names = resolve_properties(properties)
+    names among them), as a tuple, else None (an iterator is left unread, for the general path)."""
+    if properties is None or isinstance(properties, (str, tuple)):
+        try:
+            return _basic_names(properties)
+        except TypeError:  # a tuple holding something unhashable: the general path's message
+            return None
+    if isinstance(properties, list):
+        return _basic_names(tuple(properties)) if all(isinstance(p, str) for p in properties) else None
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _basic_names(properties):
+    names = tuple(resolve_properties(properties))
     return names if _BASIC_SET.issuperset(names) else None
 
 
@@ -210,10 +229,13 @@ def basic_table(analysis, inp, names, count, start, spacing, origin, direction, 
     64-bit rows, where the image is, written by one engine call (labels included), its columns views of it: a small
     call's table costs a few microseconds. A large one is build()'s columns, each in memory of its own, so that a
     column kept keeps no other alive."""
-    rows, row_count = _basic_rows(inp.ndim)
+    row_count, layout = _basic_layout(inp.ndim, names)
     if count * row_count * 8 >= _arrays._CACHED_OUTPUT_BYTES or (inp.device >= 0 and not analysis.device_columns):
-        return build(analysis, inp, names, count, start, spacing, origin, direction, threads)
-    block = inp.empty_table((row_count, count), np.uint64)
+        return build(analysis, inp, list(names), count, start, spacing, origin, direction, threads)
+    if inp.library == "numpy":
+        block = np.empty((row_count, count), np.uint64)  # under _CACHED_OUTPUT_BYTES: host_empty's np.empty
+    else:
+        block = inp.empty_table((row_count, count), np.uint64)
     if count > 0:
         analysis.write_basic_table(block, start, spacing, origin, _flat(direction))
     table = Table()
@@ -222,14 +244,13 @@ def basic_table(analysis, inp, names, count, start, spacing, origin, direction, 
         import cupy
 
         memory = block.data
-        for name in names:
-            for r, column, dtype in rows[name]:
-                table[column] = cupy.ndarray((count,), dtype, memory + r * count * 8)
+        dtypes = (block.dtype, _INT64, _FLOAT64)
+        for column, r, kind in layout:
+            table[column] = cupy.ndarray((count,), dtypes[kind], memory + r * count * 8)
         return table
-    typed = {block.dtype: block, _INT64: block.view(_INT64), _FLOAT64: block.view(_FLOAT64)}
-    for name in names:
-        for r, column, dtype in rows[name]:
-            table[column] = typed[dtype][r]
+    typed = (block, block.view(_INT64), block.view(_FLOAT64))
+    for column, r, kind in layout:
+        table[column] = typed[kind][r]
     return table
 
 
