@@ -2,12 +2,13 @@
 # Python package (python/, no ITK): the engine facade, both engines, the component selection and the shape
 # attributes. Paths relative to the project root (CCA_ROOT); CCA_WITH_CUDA comes from itk-module-init.cmake.
 set(CCA_ENGINE_SOURCES
-  # the core: the facade, the engine interface and request checks, the post-processing's decision
+  # the core: the facade, the engine interface and request checks, the post-processing's decision, the host threads
   src/core/itkCudaConnectedComponentAnalysisEngine.cxx
   src/core/itkCudaConnectedComponentAnalysisEnums.cxx
   src/core/itkCCAEngine.cxx
   src/core/itkCCAEngineChoice.cxx
   src/core/itkCCAComponentSelection.cxx
+  src/core/itkCCAWorkerPool.cxx
   # the attributes: their table and formulas, from the engines' sums
   src/attributes/itkCCAAttributes.cxx
   src/attributes/itkCCAShapeAttributes.cxx

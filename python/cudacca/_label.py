@@ -201,7 +201,8 @@ def label(
         always run on their own GPU.
     device: the CUDA device for host arrays.
     threads: CPU engine threads (0: all; for a Dask array, per chunk task, and 0 means 1: Dask runs the chunks'
-        tasks side by side).
+        tasks side by side). They are kept from call to call, as OpenMP keeps its own, and wait 0.2 ms for the next
+        pass before they sleep. An image is split into blocks of rows of 8,192 pixels or more, one per thread.
     memory_budget: the most working memory, in bytes, one analysis may take (GPU memory for the CUDA engine),
         counted at its worst case per pixel; a host image that needs more is labelled in slabs along its first
         axis and merged, with the same result. 0 (default): the image whole (slabs below 2^32 pixels on the

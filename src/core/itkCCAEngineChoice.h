@@ -39,8 +39,10 @@ using Backend = CudaConnectedComponentAnalysisEnums::Backend;
 /** Below this many pixels the automatic backend takes the CPU engine for a host image. Per call (labels + basic
  * table, numpy in/out, median; scripts/device-crossover.py, H100 host with 16 cores, 2026-11-28) the CPU engine was
  * the faster up to 128² (0.088 / 0.101 ms) and 28³ (0.148 / 0.156 ms), the CUDA engine from 160² (0.111 / 0.102 ms)
- * and 32³ (0.261 / 0.161 ms); between 2^14 and 2^15 pixels the two differ by less than 15 %. Below 2^16 pixels the
- * CPU engine works as one block on one thread, so the crossover does not depend on the host's core count. */
+ * and 32³ (0.261 / 0.161 ms); between 2^14 and 2^15 pixels the two differ by less than 15 %. With its threads kept
+ * in a pool (2026-11-29), the CPU engine splits images of 2 x 8,192 pixels and more into blocks; on an H200 host
+ * with 16 cores 160²-256² and 24³-28³ then came within 25 % of the CUDA engine either way, and the threshold
+ * stayed (docs/performance.md). */
 constexpr std::uint64_t AutomaticCudaFromPixels = 24576; // 3 * 2^13
 
 /** `backend` for a host image of `numberOfPixels` pixels, the automatic backend's choice by size made: the CPU engine

@@ -16,7 +16,9 @@
  *
  *=========================================================================*/
 // A small ITK-free parallel loop shared by the engines' host code (the CPU engine's passes, the CUDA
-// engine's conversions of downloaded buffers): std::thread workers, blocks handed out dynamically.
+// engine's conversions of downloaded buffers): blocks handed out dynamically to the calling thread and to the
+// threads of a pool kept from call to call (itkCCAWorkerPool.cxx), so that a small image's passes do not each pay
+// for starting threads.
 #ifndef itkCCAParallelFor_h
 #define itkCCAParallelFor_h
 
@@ -33,6 +35,13 @@ namespace itk
 {
 namespace cca
 {
+
+/** Runs work(context) on up to `extraWorkers` threads of the process' worker pool while the calling thread runs it
+ * too, and returns once every pool thread that started it has returned. `work` hands out its pieces itself, so that
+ * it is done whether or not each pool thread joins in. Returns false, having run nothing, where the pool is busy
+ * (another thread's call, or a call from inside a pool job): the caller then starts threads of its own. */
+bool
+RunOnWorkerPool(unsigned extraWorkers, void (*work)(void *), void * context);
 
 /** Calls function(block) for every block in [0, numberOfBlocks) on up to numberOfThreads threads
  * (the calling thread included). Blocks are handed out dynamically, which balances uneven blocks;
@@ -76,24 +85,29 @@ ParallelFor(unsigned numberOfThreads, std::uint64_t numberOfBlocks, const TFunct
     }
   };
 
-  std::vector<std::thread> workers;
-  workers.reserve(static_cast<std::size_t>(numberOfWorkers - 1));
-  for (std::uint64_t i = 1; i < numberOfWorkers; ++i)
+  using Work = decltype(work);
+  if (!RunOnWorkerPool(
+        static_cast<unsigned>(numberOfWorkers - 1), [](void * context) { (*static_cast<Work *>(context))(); }, &work))
   {
-    try
+    std::vector<std::thread> workers;
+    workers.reserve(static_cast<std::size_t>(numberOfWorkers - 1));
+    for (std::uint64_t i = 1; i < numberOfWorkers; ++i)
     {
-      workers.emplace_back(work);
+      try
+      {
+        workers.emplace_back(work);
+      }
+      catch (const std::system_error &)
+      {
+        // No more threads to be had: the threads already started and this one do all the blocks.
+        break;
+      }
     }
-    catch (const std::system_error &)
+    work();
+    for (std::thread & worker : workers)
     {
-      // No more threads to be had: the threads already started and this one do all the blocks.
-      break;
+      worker.join();
     }
-  }
-  work();
-  for (std::thread & worker : workers)
-  {
-    worker.join();
   }
   if (firstError)
   {

@@ -154,9 +154,10 @@ private:
   std::uint64_t        m_Capacity = 0;
 };
 
-/** Rows are split into blocks of at least this many pixels: below it, starting a thread costs
- * more than the thread saves. */
-constexpr std::uint64_t kMinPixelsPerBlock = 65536;
+/** Rows are split into blocks of at least this many pixels: below it, handing a block to a thread of the pool
+ * (itkCCAParallelFor.h) costs more than the thread saves. With threads started for each pass, as before the pool,
+ * the least that paid was 65,536. */
+constexpr std::uint64_t kMinPixelsPerBlock = 8192;
 
 /** Splits [0, numberOfRows) into at most numberOfThreads blocks of consecutive rows of at least
  * kMinPixelsPerBlock pixels each; returns the first row of each block, then numberOfRows. */
