@@ -41,8 +41,8 @@ using Backend = CudaConnectedComponentAnalysisEnums::Backend;
  * the faster up to 128² (0.088 / 0.101 ms) and 28³ (0.148 / 0.156 ms), the CUDA engine from 160² (0.111 / 0.102 ms)
  * and 32³ (0.261 / 0.161 ms); between 2^14 and 2^15 pixels the two differ by less than 15 %. With its threads kept
  * in a pool (2026-11-29), the CPU engine splits images of 2 x 8,192 pixels and more into blocks; on an H200 host
- * with 16 cores 160²-256² and 24³-28³ then came within 25 % of the CUDA engine either way, and the threshold
- * stayed (docs/performance.md). */
+ * with 16 cores it then came within 16 % of the CUDA engine from 160² to 512² and 48³ to 64³ either way, the CUDA
+ * engine stayed the faster at 24³-40³ (by 8-27 %), and the threshold stayed (docs/performance.md). */
 constexpr std::uint64_t AutomaticCudaFromPixels = 24576; // 3 * 2^13
 
 /** `backend` for a host image of `numberOfPixels` pixels, the automatic backend's choice by size made: the CPU engine

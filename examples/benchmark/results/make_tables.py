@@ -520,7 +520,7 @@ def main():
               paper_table, buf_table,
               transfers, large_volume, large_volume_h200, zarr, two_gpus, multiclass, intensity, common_call,
               crossover_h200, merge_find, python_host_device_h200_merge, napari_widget, python_peers_h200,
-              stream_ordered_outputs):
+              stream_ordered_outputs, cpu_worker_pool):
         f()
 
 
@@ -604,6 +604,51 @@ def large_volume_h200():
              f"{r['thick_slab_alone_s']:.3f}", f"{r['merge_and_host_work_s']:.3f}"] for i, r in enumerate(rounds)]
     section("The 1700³ analysis in slabs against its slabs alone (s)", [name], table(
         ["call", "analysis in 2 slabs", "thin slab alone", "thick slab alone", "the merge's host work"], rows))
+
+
+def cpu_worker_pool():
+    """The CPU engine's passes on a pool of threads kept from call to call: per call before and with the pool's first
+    version (one machine start, two rounds each); the smallest block, 8,192 against 16,384 pixels (another start,
+    three rounds each); the committed build's CPU and CUDA engines per call (a third start)."""
+    def span(values, digits=ms):
+        return f"{digits(min(values))}–{digits(max(values))}"
+
+    names = {b: [f"h200-2026-11-29b-latency-python-{b}-{i}.json" for i in (1, 2)] for b in ("f8817a5", "pool-lock")}
+    runs = {b: [load(n)["latency"] for n in names[b]] for b in names}
+    images = [k for k in runs["f8817a5"][0] if not k.startswith("batch")]
+    rows = []
+    for label, build, row in (("CPU engine, threads started for each pass (f8817a5)", "f8817a5", "cudacca numpy, cpu"),
+                              ("CPU engine, the pool (first version)", "pool-lock", "cudacca numpy, cpu"),
+                              ("CUDA engine (f8817a5)", "f8817a5", "cudacca numpy, cuda"),
+                              ("cc3d + statistics", "f8817a5", "cc3d + statistics")):
+        rows.append([label] + [span([r[i][row][0] for r in runs[build]]) for i in images])
+    section("The CPU engine's worker pool: numpy in/out per call (ms, median; the range of 2 rounds)",
+            names["f8817a5"] + names["pool-lock"], table(["per call, ms"] + [i.replace("x", "×") for i in images], rows))
+
+    blocks = {b: [load(f"h200-2026-11-29c-cpu-block-{b}-{i}.json") for i in (1, 2, 3)] for b in (8192, 16384)}
+    shapes = list(blocks[8192][0])
+    rows = [[f"{b:,} pixels"] + [span([r[k] for r in blocks[b]]) for k in shapes] for b in blocks]
+    section("The CPU engine's smallest block of rows (ms per call, median; the range of 3 rounds)",
+            [f"h200-2026-11-29c-cpu-block-{b}-1.json … -3.json" for b in blocks],
+            table(["smallest block"] + [k.replace("x", "×") for k in shapes], rows))
+
+    cross_name, latency_name = "h200-2026-11-29d-crossover-7769509.json", "h200-2026-11-29d-latency-python-7769509.json"
+    rows = [["×".join(map(str, c["shape"])), f"{c['pixels']:,}", f"{c['cpu_ms']:.3f}", f"{c['cuda_ms']:.3f}",
+             "CPU" if c["cpu_ms"] <= c["cuda_ms"] else "CUDA",
+             "CPU" if c["pixels"] < 24576 else "CUDA"] for c in load(cross_name)]
+    section("The CPU engine with the pool against the CUDA engine, numpy in/out per call (ms, median; 7769509)",
+            [cross_name], table(["image", "pixels", "CPU engine", "CUDA engine", "faster", "automatic backend"], rows))
+    latency = load(latency_name)["latency"]
+    images = [k for k in latency if not k.startswith("batch")]
+    rows = [[label] + [ms(latency[i][row][0]) for i in images]
+            for label, row in (("numpy, automatic backend", "cudacca numpy, auto"), ("numpy, CPU engine", "cudacca numpy, cpu"),
+                               ("numpy, CUDA engine", "cudacca numpy, cuda"), ("CuPy in/out", "cudacca cupy"),
+                               ("cc3d + statistics", "cc3d + statistics"))]
+    rows.append(["the automatic backend ran"] + [latency[i]["auto chose"].upper() for i in images])
+    rows.append(["cc3d / numpy automatic"] + [ratio(latency[i]["cc3d + statistics"][0] / latency[i]["cudacca numpy, auto"][0])
+                                              for i in images])
+    section("Per call from Python at 7769509 (ms, median)", [latency_name],
+            table(["per call, ms"] + [i.replace("x", "×") for i in images], rows))
 
 
 def check(page):
