@@ -43,6 +43,29 @@ def test_thread_counts_give_the_single_threaded_result(shape, density, granulari
         assert _same(_reference(image, threads), expected), threads
 
 
+@pytest.mark.parametrize("request_kind", ["multilabel", "intensity", "per_class", "delta", "periodic", "all"])
+@pytest.mark.parametrize("shape", [(300, 301), (33, 64, 65)])
+def test_every_request_is_the_same_on_any_number_of_threads(request_kind, shape):
+    """The multi-label, intensity, value-tolerance and periodic stages and the shape attributes, split into up to 16
+    blocks: bit for bit the single-threaded labels and table (sums are joined in block order)."""
+    rng = np.random.default_rng(len(shape))
+    classes = (random_image(shape, 0.7, 2, seed=3) * rng.integers(1, 5, size=shape)).astype(np.uint8)
+    request = {"multilabel": dict(multilabel=True), "per_class": dict(multilabel=True, keep_largest=2, per_class=True),
+               "intensity": dict(intensity=rng.normal(100, 20, size=shape).astype(np.float32)),
+               "delta": dict(delta=1.0), "periodic": dict(periodic=True), "all": dict(properties="all")}[request_kind]
+    image = classes if request_kind in ("multilabel", "per_class", "delta") else (classes > 0).astype(np.uint8)
+    for connectivity in range(1, len(shape) + 1):
+        expected = cudacca.label(image, backend="cpu", threads=1, connectivity=connectivity, return_table=True,
+                                 **request)
+        for threads in (3, 16):
+            labels, table = cudacca.label(image, backend="cpu", threads=threads, connectivity=connectivity,
+                                          return_table=True, **request)
+            assert np.array_equal(labels, expected[0])
+            assert table.keys() == expected[1].keys()
+            for column in table:
+                assert np.array_equal(table[column], expected[1][column], equal_nan=True), (column, threads)
+
+
 def test_concurrent_calls_from_threads():
     images = [random_image(shape, density, granularity, seed=20 + i)
               for i, (shape, density, granularity) in enumerate(IMAGES)]
