@@ -26,6 +26,7 @@
 #include "itkCCACPUFeatures.h"
 #include "itkCCAParallelFor.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -169,10 +170,18 @@ CPUEngine::ComputeFeaturesOfBlock(RowBlock & block)
 void
 CPUEngine::ComputeFeatures()
 {
-  m_Features.assign(static_cast<std::size_t>(m_NumberOfComponents), ComponentSums{});
+  // Each block clears the rows of its own components (numbered from its firstComponent up to the next block's) before
+  // it sums into them: in parallel, and the table's memory kept from one analysis to the next, where a serial refill
+  // of every row (224 bytes each) cost a pass of its own at millions of components.
+  m_Features.resize(static_cast<std::size_t>(m_NumberOfComponents));
 
   ParallelFor(m_NumberOfThreads, m_Blocks.size(), [this](std::uint64_t b) {
-    RowBlock & block = m_Blocks[static_cast<std::size_t>(b)];
+    RowBlock &          block = m_Blocks[static_cast<std::size_t>(b)];
+    const std::uint64_t endComponent =
+      b + 1 < m_Blocks.size() ? m_Blocks[static_cast<std::size_t>(b + 1)].firstComponent : m_NumberOfComponents;
+    std::fill(m_Features.begin() + static_cast<std::ptrdiff_t>(block.firstComponent),
+              m_Features.begin() + static_cast<std::ptrdiff_t>(endComponent),
+              ComponentSums{});
     if (m_ComputePerimeter)
     {
       this->ComputeFeaturesOfBlock<true, true>(block);
