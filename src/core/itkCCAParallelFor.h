@@ -38,8 +38,9 @@ namespace cca
 
 /** Runs work(context) on up to `extraWorkers` threads of the process' worker pool while the calling thread runs it
  * too, and returns once every pool thread that started it has returned. `work` hands out its pieces itself, so that
- * it is done whether or not each pool thread joins in. Returns false, having run nothing, where the pool is busy
- * (another thread's call, or a call from inside a pool job): the caller then starts threads of its own. */
+ * it is done whether or not each pool thread joins in, and throws nothing (ParallelFor's catches and keeps the first
+ * exception). Returns false, having run nothing, where the pool is busy (another thread's call, or a call from inside
+ * a pool job) or could start no thread: the caller then starts threads of its own. */
 bool
 RunOnWorkerPool(unsigned extraWorkers, void (*work)(void *), void * context);
 
