@@ -167,8 +167,9 @@ private:
 
   /** Replaces each run's parent by its component number. Roots are the first runs of their
    * components, so numbering the roots in run order numbers the components in raster order of
-   * their first pixel, as ITK's CreateConsecutive does. A run's parent precedes it and is already
-   * numbered when the run is reached, which lets the numbers overwrite the parents in one pass. */
+   * their first pixel, as ITK's CreateConsecutive does. A run's parent precedes it: one block is
+   * numbered in one pass, several in parallel passes by block that resolve the parents pointing
+   * into earlier blocks last. */
   void
   NumberComponents();
 

@@ -252,18 +252,100 @@ CPUEngine::RecordClassValues(const Request & request)
 void
 CPUEngine::NumberComponents()
 {
+  // In parallel by blocks, in three passes that each write only their own block's parents. A run's parent precedes
+  // it, in its block or an earlier one; numbers are marked by their top bit, so that a parent that still points into
+  // an earlier block (pending) can be told from a number.
   std::uint64_t * parent = m_Parent.Data();
-  std::uint64_t   numberOfComponents = 0;
-  for (RowBlock & block : m_Blocks)
+  if (m_Blocks.size() == 1)
   {
-    block.firstComponent = numberOfComponents;
-    const std::uint64_t endRun = block.firstRun + block.runs.Size();
-    for (std::uint64_t i = block.firstRun; i < endRun; ++i)
+    // One block (a small image): one pass, in which a run's parent is numbered by the time the run is reached.
+    std::uint64_t numberOfComponents = 0;
+    for (std::uint64_t i = 0; i < m_Blocks[0].runs.Size(); ++i)
     {
       parent[i] = (parent[i] == i) ? numberOfComponents++ : parent[parent[i]];
     }
+    m_Blocks[0].firstComponent = 0;
+    m_NumberOfComponents = numberOfComponents;
+    return;
+  }
+  constexpr std::uint64_t    numbered = std::uint64_t{ 1 } << 63;
+  std::vector<std::uint64_t> roots(m_Blocks.size());
+  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+    const RowBlock &    block = m_Blocks[static_cast<std::size_t>(b)];
+    const std::uint64_t endRun = block.firstRun + block.runs.Size();
+    std::uint64_t       count = 0;
+    for (std::uint64_t i = block.firstRun; i < endRun; ++i)
+    {
+      count += parent[i] == i ? 1 : 0;
+    }
+    roots[static_cast<std::size_t>(b)] = count;
+  });
+  std::uint64_t numberOfComponents = 0;
+  for (std::size_t b = 0; b < m_Blocks.size(); ++b)
+  {
+    m_Blocks[b].firstComponent = numberOfComponents;
+    numberOfComponents += roots[b];
   }
   m_NumberOfComponents = numberOfComponents;
+
+  // 1. Roots get their numbers in run order; a run whose parent lies in its block takes what the parent holds by
+  //    then (a number, or the parent's own pointer into an earlier block); the others keep their pointer.
+  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+    const RowBlock &    block = m_Blocks[static_cast<std::size_t>(b)];
+    const std::uint64_t endRun = block.firstRun + block.runs.Size();
+    std::uint64_t       next = block.firstComponent;
+    for (std::uint64_t i = block.firstRun; i < endRun; ++i)
+    {
+      const std::uint64_t p = parent[i];
+      parent[i] = p == i ? (next++ | numbered) : p >= block.firstRun ? parent[p] : p;
+    }
+  });
+
+  // 2. Each block's pending pointers, resolved by reads only: a pointer leads to an earlier block's run, numbered or
+  //    pending in its turn, so the walk ends. A block's pending runs share few pointers (one per tree that reaches
+  //    back), each looked up once.
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> resolved(m_Blocks.size());
+  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+    const RowBlock &    block = m_Blocks[static_cast<std::size_t>(b)];
+    const std::uint64_t endRun = block.firstRun + block.runs.Size();
+    auto &              pairs = resolved[static_cast<std::size_t>(b)];
+    std::uint64_t       last = numbered;
+    for (std::uint64_t i = block.firstRun; i < endRun; ++i)
+    {
+      const std::uint64_t p = parent[i];
+      if ((p & numbered) != 0 || p == last)
+      {
+        continue;
+      }
+      last = p;
+      std::uint64_t x = p;
+      while ((parent[x] & numbered) == 0)
+      {
+        x = parent[x];
+      }
+      pairs.emplace_back(p, parent[x]);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  });
+
+  // 3. The numbers written, unmarked.
+  ParallelFor(m_NumberOfThreads, m_Blocks.size(), [&](std::uint64_t b) {
+    const RowBlock &    block = m_Blocks[static_cast<std::size_t>(b)];
+    const std::uint64_t endRun = block.firstRun + block.runs.Size();
+    const auto &        pairs = resolved[static_cast<std::size_t>(b)];
+    for (std::uint64_t i = block.firstRun; i < endRun; ++i)
+    {
+      std::uint64_t p = parent[i];
+      if ((p & numbered) == 0)
+      {
+        const auto it = std::lower_bound(
+          pairs.begin(), pairs.end(), p, [](const auto & pair, std::uint64_t key) { return pair.first < key; });
+        p = it->second;
+      }
+      parent[i] = p & ~numbered;
+    }
+  });
 }
 
 } // namespace cpu

@@ -17,8 +17,9 @@
  *=========================================================================*/
 
 // The engines through their facade, with no ITK: labels and per-component sums of random images against a
-// plain flood fill written here (ITK's rule: labels in raster order of each component's first pixel), and the
-// CUDA engine's shape sums against the CPU engine's, at every connectivity the engines' value holds (4 and 8 in 2-D;
+// plain flood fill written here (ITK's rule: labels in raster order of each component's first pixel), the CPU
+// engine's result on 16 blocks of rows against its first, and the CUDA engine's shape sums against the CPU
+// engine's, at every connectivity the engines' value holds (4 and 8 in 2-D;
 // 6, 18 and 26 in 3-D: 18, face and edge neighbors, is the engines' alone so far). Built with the module (CTest: CCAEngineCPU, CCAEngineCUDA)
 // and alone, ITK-free, from test/engine/CMakeLists.txt, so that a machine without ITK (the GPU machine) builds
 // and runs it with its own compilers.
@@ -120,7 +121,7 @@ struct Result
 
 Result
 Run(Engine & engine, Engine::Backend backend, const std::vector<std::uint8_t> & image, const Size & size,
-    unsigned dimension, unsigned maxNonZero)
+    unsigned dimension, unsigned maxNonZero, unsigned numberOfThreads = 0, unsigned numberOfWorkUnits = 0)
 {
   itk::cca::Request request;
   request.dimension = dimension;
@@ -131,7 +132,7 @@ Run(Engine & engine, Engine::Backend backend, const std::vector<std::uint8_t> & 
   request.computeShapeSums = true;
   request.computePerimeter = true;
   Result              result;
-  const std::uint64_t count = engine.Analyze(request, backend, 0, 0);
+  const std::uint64_t count = engine.Analyze(request, backend, 0, numberOfThreads, numberOfWorkUnits);
   result.labels.assign(image.size(), 0xFFFFFFFFu);
   engine.WriteLabels(result.labels.data(), itk::cca::ScalarKind::UInt32, 0, 0);
   result.sums = engine.GetComponentSums();
@@ -238,6 +239,17 @@ main(int argc, char * argv[])
               if (!(again.labels == first.labels && again.sums == first.sums))
               {
                 std::printf("FAIL %s: run %d differs from the first\n", name.c_str(), r + 1);
+                ok = false;
+              }
+            }
+            // The CPU engine on 3 threads and 16 blocks of rows (its passes on the worker pool, the runs and
+            // components numbered across the blocks): bit for bit its result on one block.
+            if (ok && !cuda)
+            {
+              const Result blocks = Run(cpuEngine, backend, image, size, dimension, maxNonZero, 3, 16);
+              if (!(blocks.labels == first.labels && blocks.sums == first.sums))
+              {
+                std::printf("FAIL %s: 16 blocks on 3 threads differ from the first run\n", name.c_str());
                 ok = false;
               }
             }
