@@ -650,15 +650,15 @@ def cpu_worker_pool():
     section("Per call from Python at 7769509 (ms, median)", [latency_name],
             table(["per call, ms"] + [i.replace("x", "×") for i in images], rows))
 
-    names = {b: [f"h200-2026-11-29e-cpu-many-objects-{b}-{i}.json" for i in (1, 2)]
-             for b in ("197804d", "rows-per-block")}
+    builds = (("e", "197804d"), ("e", "rows-per-block"), ("f", "c99cec0"), ("f", "parallel-numbering"))
+    names = {b: [f"h200-2026-11-29{start}-cpu-many-objects-{b}-{i}.json" for i in (1, 2)] for start, b in builds}
     runs = {b: [load(n) for n in names[b]] for b in names}
-    rows = [[k.replace("x", "×"), f"{runs['197804d'][0][k][1]:,}",
-             span([r[k][0] for r in runs["197804d"]]), span([r[k][0] for r in runs["rows-per-block"]])]
+    rows = [[k.replace("x", "×"), f"{runs['197804d'][0][k][1]:,}"] + [span([r[k][0] for r in runs[b]]) for _, b in builds]
             for k in runs["197804d"][0]]
-    section("The CPU engine's feature rows: one serial refill against a clear per block (ms per call, median; "
-            "the range of 2 rounds)", names["197804d"] + names["rows-per-block"],
-            table(["image", "objects", "refilled serially (197804d)", "cleared per block"], rows))
+    section("The CPU engine on millions of objects: its feature rows and its numbering of components (ms per call, "
+            "median; the range of 2 rounds; two machine starts)", [n for b in names for n in names[b]],
+            table(["image", "objects", "rows refilled serially (197804d)", "rows cleared per block",
+                   "numbered serially (c99cec0, another start)", "numbered in parallel"], rows))
 
 
 def check(page):
